@@ -1,0 +1,53 @@
+"""``nova-drs-manage``: administrative commands (database, later overcommit, stats).
+
+Reads nova.conf like every nova tool (``--config-file``/``--config-dir``),
+since nova-drs options live there. Command categories register themselves in
+``CATEGORIES``: each is a module with ``add_parsers(subparsers)`` whose
+sub-commands set ``func`` to a callable taking the CONF object and returning
+an exit code.
+"""
+
+import sys
+
+from oslo_config import cfg
+
+from nova_drs import conf as drs_conf
+from nova_drs.cmd import manage_db
+
+CONF = drs_conf.CONF
+
+CATEGORIES = (
+    manage_db,
+)
+
+
+def _add_command_parsers(subparsers):
+    for category in CATEGORIES:
+        category.add_parsers(subparsers)
+
+
+category_opt = cfg.SubCommandOpt('category', title='Command categories',
+                                 handler=_add_command_parsers)
+
+
+def main(argv=None):
+    CONF.register_cli_opt(category_opt)
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        CONF(argv, project='nova', prog='nova-drs-manage')
+        drs_conf.validate(CONF)
+    except (cfg.Error, drs_conf.ConfigError) as exc:
+        print('nova-drs-manage: %s' % exc, file=sys.stderr)
+        return 2
+    try:
+        return CONF.category.func(CONF) or 0
+    except Exception as exc:  # one readable line, never a traceback
+        print('nova-drs-manage: %s' % exc, file=sys.stderr)
+        return 1
+    finally:
+        CONF.reset()
+        CONF.unregister_opt(category_opt)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""``nova-drs-manage db sync|version``."""
+
+from nova_drs.db import api
+from nova_drs.db import migration
+
+
+def _sync(conf):
+    database = api.Database.from_conf(conf)
+    before = migration.current_revision(database)
+    migration.sync(database, conf.category.revision)
+    after = migration.current_revision(database)
+    if before == after:
+        print('DRS database %s is up to date (revision %s)'
+              % (api.masked(database.connection), after))
+    else:
+        print('DRS database %s upgraded from %s to %s'
+              % (api.masked(database.connection), before or 'empty', after))
+    return 0
+
+
+def _version(conf):
+    database = api.Database.from_conf(conf)
+    print('current: %s\nhead: %s' % (migration.current_revision(database) or 'none',
+                                     migration.head_revision()))
+    return 0
+
+
+def add_parsers(subparsers):
+    db = subparsers.add_parser('db', help='DRS database schema')
+    commands = db.add_subparsers(dest='db_command', metavar='{sync,version}')
+    commands.required = True
+    sync = commands.add_parser('sync', help='create or upgrade the schema')
+    sync.add_argument('revision', nargs='?', default='head')
+    sync.set_defaults(func=_sync)
+    version = commands.add_parser('version', help='show current and head revision')
+    version.set_defaults(func=_version)

@@ -1,0 +1,55 @@
+"""nova-drs configuration.
+
+Every option lives in nova's ``CONF`` (operators put them in nova.conf) under
+groups of our own, so nothing collides with nova. Each module in ``_MODULES``
+exposes ``register_opts(conf)`` and ``list_opts()``; ``opts.list_opts`` feeds
+``oslo-config-generator --namespace nova_drs``.
+"""
+
+from oslo_config import cfg
+
+from nova_drs.conf import database
+from nova_drs.conf import drs
+
+CONF = cfg.CONF
+
+_MODULES = (
+    drs,
+    database,
+)
+
+
+class ConfigError(Exception):
+    """A nova-drs option has a value that cannot be used; the message names it."""
+
+
+def register_opts(conf=CONF):
+    for module in _MODULES:
+        module.register_opts(conf)
+
+
+def all_opts():
+    """(group, [opts]) pairs of every nova-drs option, in documentation order."""
+    pairs = []
+    for module in _MODULES:
+        pairs.extend(module.list_opts())
+    return pairs
+
+
+def validate(conf=CONF):
+    """Read every nova-drs option once so a bad value fails at startup.
+
+    oslo.config only checks a value when it is first read; without this an
+    out-of-range value would surface as a traceback in the middle of a cycle.
+    """
+    for group, opts in all_opts():
+        group_name = getattr(group, 'name', group)
+        for opt in opts:
+            try:
+                getattr(conf[group_name], opt.dest)
+            except (cfg.Error, ValueError) as exc:
+                raise ConfigError('invalid value for option [%s] %s: %s'
+                                  % (group_name, opt.name, exc)) from None
+
+
+register_opts(CONF)

@@ -1,0 +1,29 @@
+"""The DRS database: group ``[drs_database]`` with oslo.db's usual options.
+
+nova-drs never touches nova's tables; it keeps its own schema in its own
+database, configured exactly like nova's ``[database]`` section.
+"""
+
+import copy
+
+from oslo_config import cfg
+from oslo_db import options as db_options
+
+database_group = cfg.OptGroup(
+    'drs_database', title='nova-drs database',
+    help='The database nova-drs keeps its own tables in (host power state, '
+         'statistics, rules, plans). Any SQLAlchemy URL oslo.db supports: '
+         'sqlite:///path, mysql+pymysql://user:pass@host/nova_drs, '
+         'postgresql+psycopg2://user:pass@host/nova_drs. When connection is '
+         'unset, a SQLite file under [drs] state_path is used.')
+
+database_opts = copy.deepcopy(db_options.database_opts)
+
+
+def register_opts(conf):
+    conf.register_group(database_group)
+    conf.register_opts(database_opts, group=database_group)
+
+
+def list_opts():
+    return [(database_group, database_opts)]

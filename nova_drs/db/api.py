@@ -1,0 +1,92 @@
+"""Engine and sessions for the DRS database (oslo.db enginefacade)."""
+
+import contextlib
+import os
+
+from oslo_db import exception as db_exc
+from oslo_db.sqlalchemy import enginefacade
+from sqlalchemy.engine import url as sa_url
+
+
+class DatabaseError(Exception):
+    """The DRS database cannot be used; the message says why, without secrets."""
+
+
+def masked(connection):
+    """The URL with its password replaced, safe for logs and error messages."""
+    try:
+        return sa_url.make_url(connection).render_as_string(hide_password=True)
+    except Exception:
+        return '<unparseable URL>'
+
+
+def reason(exc):
+    """First line of a driver error, without SQLAlchemy's background link."""
+    inner = getattr(exc, 'inner_exception', None) or getattr(exc, 'orig', None) or exc
+    return (str(inner).strip().splitlines() or [type(inner).__name__])[0]
+
+
+def connection_from_conf(conf):
+    """The configured URL, or the embedded SQLite file under [drs] state_path."""
+    if conf.drs_database.connection:
+        return conf.drs_database.connection
+    return 'sqlite:///' + os.path.join(conf.drs.state_path, 'nova_drs.sqlite')
+
+
+class _Holder:
+    """Object enginefacade attaches its per-transaction state to."""
+
+
+class Database:
+    """One DRS database. Cheap to keep for the life of a process."""
+
+    def __init__(self, connection, **engine_options):
+        try:
+            url = sa_url.make_url(connection)
+            url.get_dialect()
+        except Exception as exc:
+            raise DatabaseError('invalid database URL %s: %s'
+                                % (masked(connection), reason(exc))) from None
+        if url.get_backend_name() == 'sqlite' and url.database:
+            directory = os.path.dirname(os.path.abspath(url.database))
+            os.makedirs(directory, exist_ok=True)
+        self.connection = connection
+        self._context = enginefacade.transaction_context()
+        self._context.configure(connection=connection, **engine_options)
+
+    @classmethod
+    def from_conf(cls, conf):
+        group = conf.drs_database
+        return cls(connection_from_conf(conf),
+                   max_pool_size=group.max_pool_size,
+                   max_overflow=group.max_overflow,
+                   pool_timeout=group.pool_timeout,
+                   max_retries=group.max_retries,
+                   retry_interval=group.retry_interval,
+                   connection_recycle_time=group.connection_recycle_time,
+                   mysql_sql_mode=group.mysql_sql_mode,
+                   sqlite_synchronous=group.sqlite_synchronous)
+
+    @property
+    def engine(self):
+        try:
+            return self._context.writer.get_engine()
+        except db_exc.DBError as exc:
+            raise DatabaseError('cannot connect to %s: %s'
+                                % (masked(self.connection), reason(exc))) from None
+
+    @contextlib.contextmanager
+    def writer(self):
+        """A session in a transaction that commits on success."""
+        self.engine  # noqa: B018  (turns connection failures into DatabaseError)
+        with self._context.writer.using(_Holder()) as session:
+            yield session
+
+    @contextlib.contextmanager
+    def reader(self):
+        self.engine  # noqa: B018
+        with self._context.reader.using(_Holder()) as session:
+            yield session
+
+    def dispose(self):
+        self._context.dispose_pool()

@@ -1,0 +1,51 @@
+"""Schema creation and upgrade with alembic (``nova-drs-manage db sync``)."""
+
+from alembic import command as alembic_command
+from alembic import config as alembic_config
+from alembic import migration as alembic_migration
+from alembic import script as alembic_script
+from oslo_db import exception as db_exc
+import sqlalchemy.exc
+
+from nova_drs.db import api
+
+
+def _alembic_config(connection):
+    config = alembic_config.Config()
+    config.set_main_option('script_location', 'nova_drs.db:migrations')
+    config.attributes['connection'] = connection
+    return config
+
+
+def head_revision():
+    return alembic_script.ScriptDirectory.from_config(
+        _alembic_config(None)).get_current_head()
+
+
+def current_revision(database):
+    with _connect(database) as connection:
+        return alembic_migration.MigrationContext.configure(
+            connection).get_current_revision()
+
+
+def sync(database, revision='head'):
+    """Create or upgrade the schema; a second run is a no-op."""
+    with _connect(database) as connection:
+        alembic_command.upgrade(_alembic_config(connection), revision)
+        connection.commit()
+
+
+class _connect:
+    def __init__(self, database):
+        self._database = database
+
+    def __enter__(self):
+        try:
+            self._connection = self._database.engine.connect()
+        except (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError) as exc:
+            raise api.DatabaseError('cannot connect to %s: %s' % (
+                api.masked(self._database.connection), api.reason(exc))) from None
+        return self._connection
+
+    def __exit__(self, *exc_info):
+        self._connection.close()

@@ -1,0 +1,99 @@
+"""Initial schema: host DRS state, statistics, rules.
+
+Revision ID: 0001
+Revises:
+Create Date: 2026-11-22
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0001'
+down_revision = None
+branch_labels = None
+depends_on = None
+
+BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+
+def _timestamps():
+    return [sa.Column('created_at', sa.DateTime, nullable=False),
+            sa.Column('updated_at', sa.DateTime)]
+
+
+def _soft_delete():
+    return [sa.Column('deleted_at', sa.DateTime),
+            sa.Column('deleted', sa.Integer, nullable=False)]
+
+
+def upgrade():
+    op.create_table(
+        'drs_hosts',
+        sa.Column('id', sa.Integer, primary_key=True),
+        sa.Column('host', sa.String(255), nullable=False),
+        sa.Column('hypervisor_hostname', sa.String(255)),
+        sa.Column('suspend_state', sa.String(16), nullable=False),
+        sa.Column('state_reason', sa.Text),
+        sa.Column('state_changed_at', sa.DateTime),
+        sa.Column('state_version', sa.Integer, nullable=False),
+        sa.Column('mac_to_wake', sa.String(17)),
+        sa.Column('power_driver', sa.String(64)),
+        sa.Column('power_mode', sa.String(16)),
+        sa.Column('power_options', sa.Text),
+        sa.Column('wake_failed', sa.Boolean, nullable=False),
+        *_timestamps(),
+        sa.UniqueConstraint('host', name='uniq_drs_hosts0host'),
+        sa.CheckConstraint(
+            "suspend_state IN ('active','suspending','suspended','waking','error')",
+            name='ck_drs_hosts_suspend_state'),
+    )
+    op.create_table(
+        'compute_node_stats',
+        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('host', sa.String(255), nullable=False),
+        sa.Column('hypervisor_hostname', sa.String(255)),
+        sa.Column('compute_id', sa.Integer),
+        sa.Column('memory_total', sa.Integer),
+        sa.Column('memory_used', sa.Integer),
+        sa.Column('cpu_used_percent', sa.Float),
+        sa.Column('vcpus', sa.Integer),
+        sa.Column('sampled_at', sa.DateTime, nullable=False),
+        *_timestamps(),
+        *_soft_delete(),
+        sa.UniqueConstraint('host', 'sampled_at',
+                            name='uniq_compute_node_stats0host0sampled_at'),
+    )
+    op.create_index('compute_node_stats_sampled_at_idx', 'compute_node_stats',
+                    ['sampled_at'])
+    op.create_table(
+        'instance_stats',
+        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('instance_uuid', sa.String(36), nullable=False),
+        sa.Column('host', sa.String(255)),
+        sa.Column('libvirt_id', sa.Integer),
+        sa.Column('vcpus', sa.Integer),
+        sa.Column('cpu_time', sa.BigInteger),
+        sa.Column('prev_cpu_time', sa.BigInteger),
+        sa.Column('cpu_used_percent', sa.Float),
+        sa.Column('mem', sa.Integer),
+        sa.Column('block_dev_iops', sa.BigInteger),
+        sa.Column('prev_block_dev_iops', sa.BigInteger),
+        sa.Column('prev_updated_at', sa.DateTime),
+        sa.Column('sampled_at', sa.DateTime, nullable=False),
+        *_timestamps(),
+        *_soft_delete(),
+        sa.UniqueConstraint('instance_uuid', 'sampled_at',
+                            name='uniq_instance_stats0uuid0sampled_at'),
+    )
+    op.create_index('instance_stats_host_sampled_at_idx', 'instance_stats',
+                    ['host', 'sampled_at'])
+    op.create_index('instance_stats_sampled_at_idx', 'instance_stats',
+                    ['sampled_at'])
+    op.create_table(
+        'lb_rules',
+        sa.Column('id', sa.Integer, primary_key=True),
+        sa.Column('type', sa.String(32), nullable=False),
+        sa.Column('value', sa.String(255), nullable=False),
+        sa.Column('allow', sa.Boolean, nullable=False),
+        *_timestamps(),
+    )

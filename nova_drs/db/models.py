@@ -1,0 +1,126 @@
+"""Tables of the DRS database (never nova's).
+
+The seed (nova-loadbalancer spec) put ``suspend_state``/``mac_to_wake`` on
+nova's ``compute_nodes``; we cannot touch nova's schema, so per-host DRS state
+lives in ``drs_hosts`` keyed by the nova-compute service host name.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+# SQLite only auto-increments INTEGER PRIMARY KEY; statistics tables are big
+# elsewhere, so they use BIGINT there.
+BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error')
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class TimestampMixin:
+    created_at = sa.Column(sa.DateTime, default=_utcnow, nullable=False)
+    updated_at = sa.Column(sa.DateTime, onupdate=_utcnow)
+
+
+class SoftDeleteMixin:
+    """The seed's deleted/deleted_at columns, kept for operators' tooling."""
+
+    deleted_at = sa.Column(sa.DateTime)
+    deleted = sa.Column(sa.Integer, default=0, nullable=False)
+
+
+class DrsHost(TimestampMixin, Base):
+    """DRS power state and wake settings of one compute host."""
+
+    __tablename__ = 'drs_hosts'
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    hypervisor_hostname = sa.Column(sa.String(255))
+    suspend_state = sa.Column(sa.String(16), nullable=False, default='active')
+    state_reason = sa.Column(sa.Text)
+    state_changed_at = sa.Column(sa.DateTime)
+    # Incremented on every transition: compare-and-swap guard against races
+    # between the API and one or more daemons.
+    state_version = sa.Column(sa.Integer, nullable=False, default=0)
+    mac_to_wake = sa.Column(sa.String(17))
+    power_driver = sa.Column(sa.String(64))
+    power_mode = sa.Column(sa.String(16))
+    # JSON; may contain secrets, never returned by the API nor logged.
+    power_options = sa.Column(sa.Text)
+    wake_failed = sa.Column(sa.Boolean, nullable=False, default=False)
+
+    __table_args__ = (
+        sa.UniqueConstraint('host', name='uniq_drs_hosts0host'),
+        sa.CheckConstraint(
+            "suspend_state IN ('%s')" % "','".join(HOST_STATES),
+            name='ck_drs_hosts_suspend_state'),
+    )
+
+
+class ComputeNodeStats(TimestampMixin, SoftDeleteMixin, Base):
+    """One utilisation sample of a hypervisor host."""
+
+    __tablename__ = 'compute_node_stats'
+
+    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    hypervisor_hostname = sa.Column(sa.String(255))
+    compute_id = sa.Column(sa.Integer)
+    memory_total = sa.Column(sa.Integer)
+    memory_used = sa.Column(sa.Integer)
+    cpu_used_percent = sa.Column(sa.Float)
+    vcpus = sa.Column(sa.Integer)
+    sampled_at = sa.Column(sa.DateTime, nullable=False)
+
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'sampled_at',
+                            name='uniq_compute_node_stats0host0sampled_at'),
+        sa.Index('compute_node_stats_sampled_at_idx', 'sampled_at'),
+    )
+
+
+class InstanceStats(TimestampMixin, SoftDeleteMixin, Base):
+    """One utilisation sample of an instance (CPU time, memory, disk I/O)."""
+
+    __tablename__ = 'instance_stats'
+
+    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    host = sa.Column(sa.String(255))
+    libvirt_id = sa.Column(sa.Integer)
+    vcpus = sa.Column(sa.Integer)
+    cpu_time = sa.Column(sa.BigInteger)
+    prev_cpu_time = sa.Column(sa.BigInteger)
+    cpu_used_percent = sa.Column(sa.Float)
+    mem = sa.Column(sa.Integer)
+    block_dev_iops = sa.Column(sa.BigInteger)
+    prev_block_dev_iops = sa.Column(sa.BigInteger)
+    prev_updated_at = sa.Column(sa.DateTime)
+    sampled_at = sa.Column(sa.DateTime, nullable=False)
+
+    __table_args__ = (
+        sa.UniqueConstraint('instance_uuid', 'sampled_at',
+                            name='uniq_instance_stats0uuid0sampled_at'),
+        sa.Index('instance_stats_host_sampled_at_idx', 'host', 'sampled_at'),
+        sa.Index('instance_stats_sampled_at_idx', 'sampled_at'),
+    )
+
+
+class LbRule(TimestampMixin, Base):
+    """Allow/deny rule: which hosts the loadbalancer may touch."""
+
+    __tablename__ = 'lb_rules'
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    type = sa.Column(sa.String(32), nullable=False)
+    value = sa.Column(sa.String(255), nullable=False)
+    allow = sa.Column(sa.Boolean, nullable=False)
