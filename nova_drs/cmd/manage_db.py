@@ -30,7 +30,7 @@ def add_parsers(subparsers):
     commands = db.add_subparsers(dest='db_command', metavar='{sync,version}')
     commands.required = True
     sync = commands.add_parser('sync', help='create or upgrade the schema')
-    sync.add_argument('revision', nargs='?', default='head')
+    sync.add_argument('revision', nargs='?', default='heads')
     sync.set_defaults(func=_sync)
     version = commands.add_parser('version', help='show current and head revision')
     version.set_defaults(func=_version)

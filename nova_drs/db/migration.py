@@ -18,17 +18,21 @@ def _alembic_config(connection):
 
 
 def head_revision():
-    return alembic_script.ScriptDirectory.from_config(
-        _alembic_config(None)).get_current_head()
+    """The head revision(s) as one comparable string."""
+    heads = alembic_script.ScriptDirectory.from_config(
+        _alembic_config(None)).get_heads()
+    return ','.join(sorted(heads))
 
 
 def current_revision(database):
+    """The applied revision(s) as one string, or None on an empty database."""
     with _connect(database) as connection:
-        return alembic_migration.MigrationContext.configure(
-            connection).get_current_revision()
+        heads = alembic_migration.MigrationContext.configure(
+            connection).get_current_heads()
+    return ','.join(sorted(heads)) or None
 
 
-def sync(database, revision='head'):
+def sync(database, revision='heads'):
     """Create or upgrade the schema; a second run is a no-op."""
     with _connect(database) as connection:
         alembic_command.upgrade(_alembic_config(connection), revision)

@@ -1,0 +1,126 @@
+"""Host DRS state: reads and compare-and-swap transitions.
+
+Every write is ``UPDATE ... WHERE host = ? AND suspend_state IN (expected)``;
+a transition that lost a race changes nothing and returns None instead of
+raising, so the API and any number of daemons can never overwrite each
+other's decisions (the 2015 implementation's read-check-write race).
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nova_drs.db import models
+
+ACTIVE = 'active'
+SUSPENDING = 'suspending'
+SUSPENDED = 'suspended'
+WAKING = 'waking'
+ERROR = 'error'
+
+#: Legal transitions: from-state -> allowed to-states.
+TRANSITIONS = {
+    ACTIVE: {SUSPENDING},
+    SUSPENDING: {SUSPENDED, ACTIVE, ERROR},
+    SUSPENDED: {WAKING},
+    WAKING: {ACTIVE, ERROR},
+    ERROR: {ACTIVE, WAKING},
+}
+
+
+class IllegalTransition(ValueError):
+    pass
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def as_dict(row):
+    """Public view of a host row; power options (may hold secrets) left out."""
+    return {
+        'host': row.host,
+        'hypervisor_hostname': row.hypervisor_hostname,
+        'suspend_state': row.suspend_state,
+        'state_reason': row.state_reason,
+        'state_changed_at': row.state_changed_at,
+        'state_version': row.state_version,
+        'mac_to_wake': row.mac_to_wake,
+        'power_driver': row.power_driver,
+        'power_mode': row.power_mode,
+        'wake_failed': row.wake_failed,
+    }
+
+
+def get(database, host):
+    """The host's record as a dict, or None when nova-drs never saw it."""
+    with database.reader() as session:
+        row = session.scalars(sa.select(models.DrsHost).filter_by(host=host)).first()
+        return as_dict(row) if row else None
+
+
+def list_all(database):
+    with database.reader() as session:
+        rows = session.scalars(sa.select(models.DrsHost).order_by(models.DrsHost.host))
+        return [as_dict(row) for row in rows]
+
+
+def states(database):
+    """{host: suspend_state} for every known host, in one query."""
+    with database.reader() as session:
+        return dict(session.execute(
+            sa.select(models.DrsHost.host, models.DrsHost.suspend_state)).all())
+
+
+def ensure(database, host, hypervisor_hostname=None):
+    """Create the host's record in state active if it does not exist yet."""
+    with database.writer() as session:
+        exists = session.scalars(
+            sa.select(models.DrsHost.id).filter_by(host=host)).first()
+        if exists is None:
+            session.add(models.DrsHost(
+                host=host, hypervisor_hostname=hypervisor_hostname,
+                suspend_state=ACTIVE, state_version=0, wake_failed=False,
+                state_changed_at=_utcnow()))
+            return True
+        if hypervisor_hostname:
+            session.execute(sa.update(models.DrsHost).filter_by(host=host).values(
+                hypervisor_hostname=hypervisor_hostname))
+        return False
+
+
+def transition(database, host, from_states, to_state, reason):
+    """Move ``host`` from one of ``from_states`` to ``to_state`` atomically.
+
+    Returns the new state_version, or None when the host was not in any of
+    ``from_states`` (someone else moved it first, or it is unknown).
+    """
+    if isinstance(from_states, str):
+        from_states = (from_states,)
+    for state in from_states:
+        if to_state not in TRANSITIONS.get(state, ()):
+            raise IllegalTransition('%s -> %s is not a legal transition'
+                                    % (state, to_state))
+    table = models.DrsHost.__table__
+    with database.writer() as session:
+        result = session.execute(
+            table.update()
+            .where(table.c.host == host, table.c.suspend_state.in_(from_states))
+            .values(suspend_state=to_state, state_reason=reason,
+                    state_changed_at=_utcnow(),
+                    state_version=table.c.state_version + 1))
+        if result.rowcount != 1:
+            return None
+        return session.execute(
+            sa.select(table.c.state_version).where(table.c.host == host)).scalar_one()
+
+
+def set_fields(database, host, **fields):
+    """Update non-state fields (mac_to_wake, power settings, wake_failed)."""
+    forbidden = {'suspend_state', 'state_version'} & set(fields)
+    if forbidden:
+        raise ValueError('use transition() to change %s' % ', '.join(sorted(forbidden)))
+    with database.writer() as session:
+        result = session.execute(
+            sa.update(models.DrsHost).filter_by(host=host).values(**fields))
+        return result.rowcount == 1

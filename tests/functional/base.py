@@ -1,0 +1,85 @@
+"""Base class for functional tests on real nova, in one process.
+
+nova's own functional fixtures (API, conductor, scheduler, placement and
+fake-driver computes) boot a real cloud; nova-drs is switched on the way an
+operator does it: the options of ``etc/nova-drs/nova.conf.drs`` (the file the
+README tells operators to copy) and the api-paste.ini nova-api loads.
+"""
+
+import configparser
+import os
+import sys
+import tempfile
+
+from nova.tests.functional import integrated_helpers
+
+from nova_drs.db import api as db_api
+from nova_drs.db import migration
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OPERATOR_CONF = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'nova.conf.drs')
+# nova's wheel installs its api-paste.ini under <venv>/etc/nova, not next to
+# site-packages where nova's ConfFixture looks for it.
+NOVA_API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
+
+
+def operator_options(path=OPERATOR_CONF):
+    """(group, name, value) for every option set in an operator's config file."""
+    parser = configparser.ConfigParser(interpolation=None, default_section='__none__')
+    with open(path) as handle:
+        parser.read_file(handle)
+    return [(group, name, value)
+            for group in parser.sections() for name, value in parser.items(group)]
+
+
+class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
+    """A real nova cloud with COMPUTE_HOSTS fake computes and nova-drs enabled."""
+
+    ADMIN_API = True
+    REQUIRES_LOCKING = False
+    microversion = 'latest'
+    COMPUTE_DRIVER = 'fake.FakeLiveMigrateDriver'
+    COMPUTE_HOSTS = ('host1', 'host2', 'host3')
+    API_PASTE = NOVA_API_PASTE
+    #: Extra nova.conf options a test needs: {(group, name): value}.
+    EXTRA_FLAGS = {}
+
+    def setUp(self):
+        self.state_dir = tempfile.mkdtemp(prefix='nova-drs-test-')
+        self._apply_operator_config()
+        super().setUp()
+
+    def _apply_operator_config(self):
+        self.flags(compute_driver=self.COMPUTE_DRIVER)
+        self.flags(api_paste_config=self.API_PASTE, group='wsgi')
+        options = {(group, name): value for group, name, value in operator_options()}
+        options[('drs', 'state_path')] = self.state_dir
+        options.update(self.EXTRA_FLAGS)
+        for (group, name), value in options.items():
+            self.flags(**{name: value}, group=None if group == 'DEFAULT' else group)
+        self.drs_db = db_api.Database.from_conf(self._conf())
+        migration.sync(self.drs_db)
+        self.addCleanup(self.drs_db.dispose)
+
+    @staticmethod
+    def _conf():
+        from nova_drs import conf
+        return conf.CONF
+
+    def _setup_compute_service(self):
+        self.computes = {}
+        for host in self.COMPUTE_HOSTS:
+            self._start_compute(host)
+        return self.computes[self.COMPUTE_HOSTS[0]]
+
+    def _clear_attrs(self):
+        # pytest keeps the bound test method on the instance and deletes it
+        # after the test; nova's cleanup would delete it first.
+        keep = self.__dict__.get(self._testMethodName)
+        super()._clear_attrs()
+        if keep is not None:
+            self.__dict__[self._testMethodName] = keep
+
+    def server_host(self, server_id):
+        server = self.admin_api.get_server(server_id)
+        return server['OS-EXT-SRV-ATTR:host']

@@ -1,0 +1,34 @@
+"""The harness itself: a real nova cloud with nova-drs switched on by config."""
+
+import collections
+
+from nova_drs import conf as drs_conf
+from nova_drs.db import migration
+from tests.functional import base
+
+
+class TestHarnessBootsRealNova(base.DrsFunctionalTestCase):
+
+    def test_three_computes_registered(self):
+        services = self.admin_api.get_services(binary='nova-compute')
+        self.assertEqual(sorted(self.COMPUTE_HOSTS),
+                         sorted(s['host'] for s in services))
+        self.assertTrue(all(s['state'] == 'up' for s in services))
+        providers = self.placement.get('/resource_providers').body
+        self.assertEqual(len(self.COMPUTE_HOSTS), len(providers['resource_providers']))
+
+    def test_servers_boot_and_spread(self):
+        hosts = collections.Counter()
+        for index in range(3):
+            server = self._create_server(name='vm%d' % index, networks='none')
+            self.assertEqual('ACTIVE', server['status'])
+            hosts[self.server_host(server['id'])] += 1
+        self.assertEqual(3, sum(hosts.values()))
+        self.assertTrue(set(hosts) <= set(self.COMPUTE_HOSTS))
+
+    def test_operator_config_is_applied_and_drs_db_synced(self):
+        conf = drs_conf.CONF
+        self.assertEqual(self.state_dir, conf.drs.state_path)
+        self.assertEqual(migration.head_revision(),
+                         migration.current_revision(self.drs_db))
+        self.assertIn(self.state_dir, self.drs_db.connection)
