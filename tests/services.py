@@ -1,0 +1,63 @@
+"""Connections to the real services tests use (MariaDB, PostgreSQL, Redis, RabbitMQ).
+
+``tools/ensure-services.sh`` (run by ``make test``) starts them when they are
+absent; a test that still cannot reach one fails with a message saying which
+service and how to start it, never skips.
+"""
+
+import socket
+import uuid
+
+SERVICES = {
+    'mariadb': ('127.0.0.1', 3306),
+    'postgresql': ('127.0.0.1', 5432),
+    'redis': ('127.0.0.1', 6379),
+    'rabbitmq': ('127.0.0.1', 5672),
+}
+
+
+class ServiceUnavailable(AssertionError):
+    pass
+
+
+def require(name):
+    host, port = SERVICES[name]
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except OSError as exc:
+        raise ServiceUnavailable(
+            '%s is not reachable on %s:%d (%s); run tools/ensure-services.sh '
+            '(make test does) to start it' % (name, host, port, exc)) from None
+
+
+class ScratchDatabase:
+    """A throw-away database on the real MariaDB or PostgreSQL server."""
+
+    def __init__(self, kind):
+        require(kind)
+        self.kind = kind
+        self.name = 'nova_drs_test_%s' % uuid.uuid4().hex[:12]
+        if kind == 'mariadb':
+            self.url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % self.name
+        else:
+            self.url = 'postgresql+psycopg2://postgres@127.0.0.1:5432/%s' % self.name
+        self._execute('CREATE DATABASE %s' % self.name)
+
+    def _execute(self, statement):
+        if self.kind == 'mariadb':
+            import pymysql
+            connection = pymysql.connect(host='127.0.0.1', port=3306, user='root',
+                                         autocommit=True)
+        else:
+            import psycopg2
+            connection = psycopg2.connect(host='127.0.0.1', port=5432, user='postgres',
+                                          dbname='postgres')
+            connection.autocommit = True
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(statement)
+        finally:
+            connection.close()
+
+    def drop(self):
+        self._execute('DROP DATABASE IF EXISTS %s' % self.name)

@@ -1,0 +1,53 @@
+import subprocess
+import sys
+
+from oslo_config import cfg
+import pytest
+
+from nova_drs import conf as drs_conf
+from nova_drs.conf import opts
+
+
+def _fresh_conf():
+    conf = cfg.ConfigOpts()
+    drs_conf.register_opts(conf)
+    return conf
+
+
+def test_every_option_has_help_and_a_group():
+    pairs = opts.list_opts()
+    assert pairs
+    names = set()
+    for group, options in pairs:
+        assert group.name.startswith('drs') or group.name == 'loadbalancer'
+        for opt in options:
+            assert opt.help, '[%s] %s has no help' % (group.name, opt.name)
+            names.add((group.name, opt.name))
+    assert ('drs', 'state_path') in names
+    assert ('drs_database', 'connection') in names
+
+
+def test_validate_accepts_defaults():
+    conf = _fresh_conf()
+    conf([])
+    drs_conf.validate(conf)
+
+
+def test_validate_names_group_and_option(tmp_path):
+    conf = _fresh_conf()
+    bad = tmp_path / 'nova.conf'
+    bad.write_text('[drs_database]\nmax_retries = many\n')
+    conf(['--config-file', str(bad)])
+    with pytest.raises(drs_conf.ConfigError) as error:
+        drs_conf.validate(conf)
+    assert '[drs_database] max_retries' in str(error.value)
+
+
+def test_config_generator_prints_sample():
+    generator = [sys.executable, '-c',
+                 'import sys; from oslo_config.generator import main; sys.exit(main())',
+                 '--namespace', 'nova_drs']
+    result = subprocess.run(generator, capture_output=True, text=True, check=True)
+    assert '[drs]' in result.stdout
+    assert '[drs_database]' in result.stdout
+    assert '#state_path = /var/lib/nova-drs' in result.stdout

@@ -1,0 +1,92 @@
+import pytest
+import sqlalchemy as sa
+
+from nova_drs.db import api
+from nova_drs.db import hosts
+from nova_drs.db import migration
+from nova_drs.db import models
+from tests import services
+
+
+def _tables(database):
+    return set(sa.inspect(database.engine).get_table_names())
+
+
+@pytest.fixture(params=['sqlite', 'mariadb', 'postgresql'])
+def database(request, tmp_path):
+    if request.param == 'sqlite':
+        db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+        yield db
+        db.dispose()
+        return
+    scratch = services.ScratchDatabase(request.param)
+    db = api.Database(scratch.url)
+    yield db
+    db.dispose()
+    scratch.drop()
+
+
+def test_sync_creates_schema_and_second_sync_is_noop(database):
+    assert migration.current_revision(database) is None
+    migration.sync(database)
+    head = migration.head_revision()
+    assert migration.current_revision(database) == head
+    expected = {'drs_hosts', 'compute_node_stats', 'instance_stats', 'lb_rules'}
+    assert expected <= _tables(database)
+    before = _tables(database)
+    migration.sync(database)
+    assert migration.current_revision(database) == head
+    assert _tables(database) == before
+
+
+def test_models_match_migrations(database):
+    """The ORM models and the alembic scripts describe the same tables."""
+    migration.sync(database)
+    inspector = sa.inspect(database.engine)
+    for table in models.Base.metadata.sorted_tables:
+        columns = {c['name'] for c in inspector.get_columns(table.name)}
+        assert columns == {c.name for c in table.columns}, table.name
+
+
+def test_host_transitions_are_compare_and_swap(database):
+    migration.sync(database)
+    assert hosts.ensure(database, 'compute1', 'compute1.example') is True
+    assert hosts.ensure(database, 'compute1') is False
+    version = hosts.transition(database, 'compute1', hosts.ACTIVE, hosts.SUSPENDING, 'test')
+    assert version == 1
+    # A second actor that still believes the host is active loses the race.
+    assert hosts.transition(database, 'compute1', hosts.ACTIVE, hosts.SUSPENDING, 'x') is None
+    record = hosts.get(database, 'compute1')
+    assert record['suspend_state'] == hosts.SUSPENDING
+    assert record['state_reason'] == 'test'
+    assert hosts.states(database) == {'compute1': hosts.SUSPENDING}
+    assert hosts.transition(database, 'unknown', hosts.ACTIVE, hosts.SUSPENDING, 'x') is None
+
+
+def test_illegal_transition_refused(tmp_path):
+    database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+    migration.sync(database)
+    hosts.ensure(database, 'compute1')
+    with pytest.raises(hosts.IllegalTransition):
+        hosts.transition(database, 'compute1', hosts.ACTIVE, hosts.SUSPENDED, 'skip')
+    with pytest.raises(ValueError):
+        hosts.set_fields(database, 'compute1', suspend_state='suspended')
+
+
+@pytest.mark.parametrize('url, message', [
+    ('nosuchdialect://x/y', 'invalid database URL nosuchdialect://x/y'),
+    ('not a url', 'invalid database URL'),
+])
+def test_bad_url_is_a_clear_error(url, message):
+    with pytest.raises(api.DatabaseError) as error:
+        migration.sync(api.Database(url))
+    assert message in str(error.value)
+
+
+def test_unreachable_server_error_hides_password():
+    database = api.Database('mysql+pymysql://drs:s3cret@127.0.0.1:1/nova_drs',
+                            max_retries=0)
+    with pytest.raises(api.DatabaseError) as error:
+        migration.sync(database)
+    assert 'cannot connect to mysql+pymysql://drs:***@127.0.0.1:1/nova_drs' in str(error.value)
+    assert 's3cret' not in str(error.value)
