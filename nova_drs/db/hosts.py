@@ -49,6 +49,8 @@ def as_dict(row):
         'power_driver': row.power_driver,
         'power_mode': row.power_mode,
         'wake_failed': row.wake_failed,
+        'disabled_by_drs': row.disabled_by_drs,
+        'power_requested_at': row.power_requested_at,
     }
 
 
@@ -81,6 +83,7 @@ def ensure(database, host, hypervisor_hostname=None):
             session.add(models.DrsHost(
                 host=host, hypervisor_hostname=hypervisor_hostname,
                 suspend_state=ACTIVE, state_version=0, wake_failed=False,
+                disabled_by_drs=False,
                 state_changed_at=_utcnow()))
             return True
         if hypervisor_hostname:
@@ -107,7 +110,7 @@ def transition(database, host, from_states, to_state, reason):
             table.update()
             .where(table.c.host == host, table.c.suspend_state.in_(from_states))
             .values(suspend_state=to_state, state_reason=reason,
-                    state_changed_at=_utcnow(),
+                    state_changed_at=_utcnow(), power_requested_at=None,
                     state_version=table.c.state_version + 1))
         if result.rowcount != 1:
             return None

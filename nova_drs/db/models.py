@@ -57,6 +57,12 @@ class DrsHost(TimestampMixin, Base):
     # JSON; may contain secrets, never returned by the API nor logged.
     power_options = sa.Column(sa.Text)
     wake_failed = sa.Column(sa.Boolean, nullable=False, default=False)
+    # True only when nova-drs disabled the nova-compute service itself, so
+    # it re-enables exactly what it disabled and never an admin's choice.
+    disabled_by_drs = sa.Column(sa.Boolean, nullable=False, default=False)
+    # Set when a suspend/wake command was issued; the state only moves on
+    # once the host is confirmed down/up (never right after the command).
+    power_requested_at = sa.Column(sa.DateTime)
 
     __table_args__ = (
         sa.UniqueConstraint('host', name='uniq_drs_hosts0host'),
@@ -115,6 +121,27 @@ class InstanceStats(TimestampMixin, SoftDeleteMixin, Base):
     )
 
 
+class LbMigration(TimestampMixin, Base):
+    """A migration the daemon asked nova for: cooldowns, retries, no duplicates."""
+
+    __tablename__ = 'lb_migrations'
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    instance_uuid = sa.Column(sa.String(36), nullable=False)
+    source = sa.Column(sa.String(255), nullable=False)
+    destination = sa.Column(sa.String(255))
+    kind = sa.Column(sa.String(8), nullable=False)  # live | cold
+    reason = sa.Column(sa.Text)
+    # requested -> done | failed | aborted
+    status = sa.Column(sa.String(16), nullable=False)
+    finished_at = sa.Column(sa.DateTime)
+
+    __table_args__ = (
+        sa.Index('lb_migrations_instance_idx', 'instance_uuid', 'created_at'),
+        sa.Index('lb_migrations_status_idx', 'status'),
+    )
+
+
 class LbRule(TimestampMixin, Base):
     """Allow/deny rule: which hosts the loadbalancer may touch."""
 
@@ -124,3 +151,93 @@ class LbRule(TimestampMixin, Base):
     type = sa.Column(sa.String(32), nullable=False)
     value = sa.Column(sa.String(255), nullable=False)
     allow = sa.Column(sa.Boolean, nullable=False)
+
+
+REQUEST_STATUSES = ('pending', 'running', 'done', 'failed')
+PLAN_STATUSES = ('pending', 'approved', 'rejected', 'executing', 'done', 'failed')
+
+
+class LbRequest(Base):
+    """An administrator's request (e.g. wake test) the daemon carries out."""
+
+    __tablename__ = 'lb_requests'
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    action = sa.Column(sa.String(32), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False, default='pending')
+    requested_by = sa.Column(sa.String(255))
+    created_at = sa.Column(sa.DateTime, default=_utcnow, nullable=False)
+    finished_at = sa.Column(sa.DateTime)
+    # Free text (or JSON) written by the daemon when it finishes.
+    result = sa.Column(sa.Text)
+
+    __table_args__ = (
+        sa.CheckConstraint(
+            "status IN ('%s')" % "','".join(REQUEST_STATUSES),
+            name='ck_lb_requests_status'),
+        sa.Index('lb_requests_status_idx', 'status'),
+    )
+
+
+class LbPlan(Base):
+    """A plan of the loadbalancer: actions (JSON list) and the reasons for them."""
+
+    __tablename__ = 'lb_plans'
+
+    id = sa.Column(sa.Integer, primary_key=True)
+    cluster = sa.Column(sa.String(255))
+    created_at = sa.Column(sa.DateTime, default=_utcnow, nullable=False)
+    updated_at = sa.Column(sa.DateTime, onupdate=_utcnow)
+    mode = sa.Column(sa.String(16), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False, default='pending')
+    # JSON list of actions, e.g. [{"type": "migrate", "instance": ..., "to": ...}].
+    actions = sa.Column(sa.Text)
+    # JSON list of human-readable reasons.
+    reasons = sa.Column(sa.Text)
+    decided_by = sa.Column(sa.String(255))
+
+    __table_args__ = (
+        sa.CheckConstraint(
+            "status IN ('%s')" % "','".join(PLAN_STATUSES),
+            name='ck_lb_plans_status'),
+        sa.Index('lb_plans_created_at_idx', 'created_at'),
+    )
+
+
+class InstanceOvercommit(TimestampMixin, Base):
+    """The allocation ratios an instance was deployed with, and its size.
+
+    Written when the instance lands on a host (create, live/cold migration,
+    resize, rebuild, unshelve) and on reconciliation; read by the overcommit
+    filters and the capacity report (CloudStack's ``flavor / x * y`` rule).
+    """
+
+    __tablename__ = 'instance_overcommit'
+
+    instance_uuid = sa.Column(sa.String(36), primary_key=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    vcpus = sa.Column(sa.Integer, nullable=False)
+    memory_mb = sa.Column(sa.Integer, nullable=False)
+    cpu_allocation_ratio = sa.Column(sa.Float, nullable=False)
+    ram_allocation_ratio = sa.Column(sa.Float, nullable=False)
+    # Which event recorded it: a notification event type or 'sync'.
+    recorded_by = sa.Column(sa.String(64), nullable=False)
+
+    __table_args__ = (
+        sa.Index('instance_overcommit_host_idx', 'host'),
+    )
+
+
+class OvercommitSyncedRatio(TimestampMixin, Base):
+    """The allocation ratio ``overcommit sync`` last wrote into placement.
+
+    When placement later shows another value, nova-compute overwrote it
+    (``cpu_allocation_ratio``/``ram_allocation_ratio`` set in its nova.conf).
+    """
+
+    __tablename__ = 'overcommit_synced_ratios'
+
+    host = sa.Column(sa.String(255), primary_key=True)
+    resource_class = sa.Column(sa.String(32), primary_key=True)
+    allocation_ratio = sa.Column(sa.Float, nullable=False)

@@ -41,6 +41,8 @@ def upgrade():
         sa.Column('power_mode', sa.String(16)),
         sa.Column('power_options', sa.Text),
         sa.Column('wake_failed', sa.Boolean, nullable=False),
+        sa.Column('disabled_by_drs', sa.Boolean, nullable=False),
+        sa.Column('power_requested_at', sa.DateTime),
         *_timestamps(),
         sa.UniqueConstraint('host', name='uniq_drs_hosts0host'),
         sa.CheckConstraint(
@@ -89,6 +91,21 @@ def upgrade():
                     ['host', 'sampled_at'])
     op.create_index('instance_stats_sampled_at_idx', 'instance_stats',
                     ['sampled_at'])
+    op.create_table(
+        'lb_migrations',
+        sa.Column('id', sa.Integer, primary_key=True),
+        sa.Column('instance_uuid', sa.String(36), nullable=False),
+        sa.Column('source', sa.String(255), nullable=False),
+        sa.Column('destination', sa.String(255)),
+        sa.Column('kind', sa.String(8), nullable=False),
+        sa.Column('reason', sa.Text),
+        sa.Column('status', sa.String(16), nullable=False),
+        sa.Column('finished_at', sa.DateTime),
+        *_timestamps(),
+    )
+    op.create_index('lb_migrations_instance_idx', 'lb_migrations',
+                    ['instance_uuid', 'created_at'])
+    op.create_index('lb_migrations_status_idx', 'lb_migrations', ['status'])
     op.create_table(
         'lb_rules',
         sa.Column('id', sa.Integer, primary_key=True),

@@ -1,0 +1,316 @@
+"""Host power lifecycle: suspending -> suspended, waking -> active.
+
+Driven once per cycle from the state persisted in the DRS database, so a
+daemon that crashes at any point resumes (or rolls back) on restart just by
+running the next cycle. Rules that keep VMs safe:
+
+* the nova-compute service is disabled before anything moves (nova and
+  placement then exclude the host natively; SuspendStateFilter is the second
+  lock), and ``disabled_by_drs`` is written *before* the disable call, so a
+  crash never leaves a disabled host nobody re-enables;
+* every server on the host counts, whatever its state; one that cannot move
+  aborts the suspend (service re-enabled, host back to ``active``);
+* emptiness is re-checked from nova and placement at the last moment;
+* ``suspended``/``active`` are written only once the host is confirmed down/up,
+  never right after the power command.
+"""
+
+import datetime
+import logging
+
+from nova_drs.daemon import nova_api
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import lb_migrations as drs_migrations
+
+LOG = logging.getLogger(__name__)
+
+LIVE_MOVABLE = frozenset(('ACTIVE', 'PAUSED'))
+COLD_MOVABLE = frozenset(('SHUTOFF',))
+FAILED_MIGRATION = frozenset(('failed', 'error', 'cancelled', 'reverted'))
+DISABLED_REASON = 'nova-drs: %s'
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _parse_time(value):
+    if not value:
+        return None
+    value = value.replace('Z', '')
+    value = value.split('+')[0]
+    return datetime.datetime.fromisoformat(value)
+
+
+class HostLifecycle:
+    """Advances hosts in ``suspending``/``waking`` one safe step per call."""
+
+    def __init__(self, nova, database, power_drivers, suspend_timeout,
+                 wake_timeout, migration_timeout, crash_point=None, clock=_utcnow):
+        self.nova = nova
+        self.db = database
+        self.power_drivers = power_drivers
+        self.suspend_timeout = datetime.timedelta(seconds=suspend_timeout)
+        self.wake_timeout = datetime.timedelta(seconds=wake_timeout)
+        self.migration_timeout = datetime.timedelta(seconds=migration_timeout)
+        self._crash_point = crash_point or (lambda name: None)
+        self._now = clock
+
+    # -- entry points -----------------------------------------------------
+    def advance(self, record):
+        """One step for one host record (dict from nova_drs.db.hosts)."""
+        state = record['suspend_state']
+        if state == drs_hosts.SUSPENDING:
+            self._advance_suspending(record)
+        elif state == drs_hosts.WAKING:
+            self._advance_waking(record)
+        elif state == drs_hosts.ACTIVE and record['disabled_by_drs']:
+            self._reenable(record)
+
+    # -- suspending -------------------------------------------------------
+    def _advance_suspending(self, record):
+        host = record['host']
+        service = self.nova.compute_service(host)
+        if service is None:
+            self._abort(record, None, 'nova knows no compute service on %s' % host)
+            return
+        if record['power_requested_at'] is not None:
+            self._confirm_suspended(record, service)
+            return
+        if service['status'] == 'enabled':
+            drs_hosts.set_fields(self.db, host, disabled_by_drs=True)
+            self._crash_point('suspend:flag-written')
+            self.nova.disable_service(service['id'], DISABLED_REASON % 'suspending host')
+            self._crash_point('suspend:service-disabled')
+        self._confirm_finished_cold_migrations(host)
+        servers = self.nova.servers_on_host(host)
+        self._settle_requests(host, servers)
+        if servers:
+            self._move_servers(record, service, servers)
+            return
+        if not self._empty_in_placement(host, service):
+            LOG.info('%s: no servers listed but placement still holds allocations; '
+                     'waiting', host)
+            return
+        self._power_off(record, service)
+
+    def _move_servers(self, record, service, servers):
+        host = record['host']
+        for server in servers:
+            uuid = server['id']
+            status = server['status']
+            task = server.get('OS-EXT-STS:task_state')
+            last = drs_migrations.last_request(self.db, uuid, source=host)
+            if last and (last['status'] != drs_migrations.REQUESTED
+                         or last['created_at'] < record['state_changed_at']):
+                last = None  # from an earlier attempt, not this suspend
+            if task or status in ('MIGRATING', 'RESIZE', 'VERIFY_RESIZE'):
+                if last and self._timed_out(last):
+                    self._abort_migration(server, last)
+                    self._abort(record, service, 'migration of %s timed out' % uuid)
+                    return
+                continue
+            if last:
+                outcome = self._nova_outcome(uuid, last['created_at'])
+                if outcome == 'failed':
+                    drs_migrations.finish(self.db, last['id'], 'failed')
+                    self._abort(record, service,
+                                'migration of %s failed; it stays on %s' % (uuid, host))
+                    return
+                if outcome == 'running':
+                    continue
+                # Recorded but nova never got it (crash in between): ask again.
+                drs_migrations.finish(self.db, last['id'], 'aborted')
+            if status in LIVE_MOVABLE:
+                kind = 'live'
+            elif status in COLD_MOVABLE:
+                kind = 'cold'
+            else:
+                self._abort(record, service, 'server %s is %s%s and cannot be moved' % (
+                    uuid, status, ' (%s)' % task if task else ''))
+                return
+            request_id = drs_migrations.request(self.db, uuid, host, None, kind,
+                                                'evacuating host for suspend')
+            self._crash_point('suspend:migration-recorded')
+            try:
+                if kind == 'live':
+                    self.nova.live_migrate(uuid)
+                else:
+                    self.nova.cold_migrate(uuid)
+            except nova_api.NovaRequestFailed as exc:
+                drs_migrations.finish(self.db, request_id, 'failed')
+                self._abort(record, service, 'nova refused to move %s: %s' % (uuid, exc))
+                return
+            self._crash_point('suspend:migration-requested')
+
+    def _nova_outcome(self, uuid, since):
+        """'failed', 'running' or None: what nova did with our request since ``since``."""
+        slack = datetime.timedelta(seconds=5)
+        outcome = None
+        for migration in self.nova.migrations(instance_uuid=uuid):
+            created = _parse_time(migration.get('created_at'))
+            if created is None or created < since - slack:
+                continue
+            if migration.get('status') in FAILED_MIGRATION:
+                outcome = 'failed'
+            elif outcome is None:
+                outcome = 'running'
+        return outcome
+
+    def _settle_requests(self, host, servers):
+        """Requests whose server left the host are done."""
+        still_here = {server['id'] for server in servers}
+        for request in drs_migrations.open_requests(self.db):
+            if request['source'] == host and request['instance_uuid'] not in still_here:
+                drs_migrations.finish(self.db, request['id'], 'done')
+
+    def _confirm_finished_cold_migrations(self, host):
+        for migration in self.nova.migrations(source_compute=host, status='finished',
+                                              migration_type='migration'):
+            if migration.get('source_compute') == host:
+                uuid = migration['instance_uuid']
+                try:
+                    self.nova.confirm_resize(uuid)
+                except nova_api.NovaRequestFailed as exc:
+                    LOG.warning('%s: confirming the cold migration of %s failed: %s',
+                                host, uuid, exc)
+                    continue
+                drs_migrations.finish_for_instance(self.db, uuid, host, 'done')
+                self._crash_point('suspend:resize-confirmed')
+
+    def _empty_in_placement(self, host, service):
+        provider = self.nova.provider_by_name(service.get('host_name') or host)
+        if provider is None:
+            providers = [p for p in self._providers_of(host)]
+            provider = providers[0] if providers else None
+        if provider is None:
+            return True
+        usages = self.nova.provider_usages(provider['uuid'])
+        return not any(usages.values())
+
+    def _providers_of(self, host):
+        for hypervisor in self.nova.hypervisors():
+            if hypervisor.get('service', {}).get('host') == host:
+                found = self.nova.provider_by_name(hypervisor['hypervisor_hostname'])
+                if found:
+                    yield found
+
+    def _power_off(self, record, service):
+        host = record['host']
+        drs_hosts.set_fields(self.db, host, power_requested_at=self._now())
+        self._crash_point('suspend:power-requested')
+        try:
+            driver, target = self.power_drivers(record)
+            driver.suspend(target)
+        except Exception as exc:
+            LOG.error('%s: suspend command failed: %s', host, exc)
+            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
+                                 'suspend command failed: %s' % exc)
+            drs_hosts.set_fields(self.db, host, wake_failed=True)
+            return
+        self._crash_point('suspend:power-sent')
+        LOG.info('%s: empty, suspend command sent; waiting for it to go down', host)
+
+    def _confirm_suspended(self, record, service):
+        host = record['host']
+        if self.nova.servers_on_host(host):
+            # Something landed despite the disabled service: never suspend over it.
+            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
+                                 'servers appeared on %s while it was being suspended' % host)
+            return
+        down = service['state'] == 'down'
+        if not down:
+            try:
+                driver, target = self.power_drivers(record)
+                power = driver.status(target)
+                down = power in ('off', 'suspended')
+                if power == 'on':
+                    # The command may never have left (crash right after the
+                    # request was recorded): suspending twice is harmless.
+                    LOG.info('%s: still on, sending the suspend command again', host)
+                    driver.suspend(target)
+            except Exception as exc:
+                LOG.warning('%s: power status unavailable: %s', host, exc)
+        if down:
+            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.SUSPENDED,
+                                 record['state_reason'])
+            LOG.info('%s: suspended', host)
+        elif self._now() - record['power_requested_at'] > self.suspend_timeout:
+            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
+                                 'host did not go down within %ds of the suspend command'
+                                 % self.suspend_timeout.total_seconds())
+
+    def _abort(self, record, service, reason):
+        """Give up suspending: the host serves again, the reason is recorded."""
+        host = record['host']
+        LOG.warning('%s: suspend abandoned: %s', host, reason)
+        if record['disabled_by_drs'] or drs_hosts.get(self.db, host)['disabled_by_drs']:
+            if service is not None:
+                self.nova.enable_service(service['id'])
+            self._crash_point('abort:service-enabled')
+            drs_hosts.set_fields(self.db, host, disabled_by_drs=False)
+        drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ACTIVE,
+                             'suspend abandoned: %s' % reason)
+
+    def _abort_migration(self, server, request):
+        try:
+            for migration in self.nova.server_migrations(server['id']):
+                self.nova.abort_live_migration(server['id'], migration['id'])
+        except nova_api.NovaRequestFailed as exc:
+            LOG.warning('aborting the migration of %s failed: %s', server['id'], exc)
+        drs_migrations.finish(self.db, request['id'], 'aborted')
+
+    def _timed_out(self, request):
+        return self._now() - request['created_at'] > self.migration_timeout
+
+    # -- waking -----------------------------------------------------------
+    def _advance_waking(self, record):
+        host = record['host']
+        if record['power_requested_at'] is None:
+            drs_hosts.set_fields(self.db, host, power_requested_at=self._now())
+            self._crash_point('wake:power-requested')
+            try:
+                driver, target = self.power_drivers(record)
+                driver.wake(target)
+            except Exception as exc:
+                self._wake_failed(host, 'wake command failed: %s' % exc)
+                return
+            self._crash_point('wake:power-sent')
+            return
+        service = self.nova.compute_service(host)
+        heartbeat = _parse_time(service and service.get('updated_at'))
+        if service and service['state'] == 'up' and heartbeat and \
+                heartbeat > record['power_requested_at']:
+            if service['status'] == 'disabled' and record['disabled_by_drs']:
+                self.nova.enable_service(service['id'])
+                self._crash_point('wake:service-enabled')
+                drs_hosts.set_fields(self.db, host, disabled_by_drs=False)
+            drs_hosts.transition(self.db, host, drs_hosts.WAKING, drs_hosts.ACTIVE,
+                                 'woken: nova-compute reports up')
+            LOG.info('%s: awake and enabled', host)
+        elif self._now() - record['power_requested_at'] > self.wake_timeout:
+            self._wake_failed(host, 'nova-compute did not report up within %ds'
+                              % self.wake_timeout.total_seconds())
+        else:
+            # Powering on twice is harmless, and covers a command that never
+            # left because the daemon died right after recording it.
+            try:
+                driver, target = self.power_drivers(record)
+                driver.wake(target)
+            except Exception as exc:
+                LOG.warning('%s: re-sending the wake command failed: %s', host, exc)
+
+    def _wake_failed(self, host, reason):
+        LOG.error('%s: %s; excluded from suspension until an admin clears it', host, reason)
+        drs_hosts.set_fields(self.db, host, wake_failed=True)
+        drs_hosts.transition(self.db, host, drs_hosts.WAKING, drs_hosts.ERROR, reason)
+
+    # -- reconcile --------------------------------------------------------
+    def _reenable(self, record):
+        """An active host still disabled by us (crash mid-abort): enable it."""
+        service = self.nova.compute_service(record['host'])
+        if service is not None and service['status'] == 'disabled':
+            self.nova.enable_service(service['id'])
+        drs_hosts.set_fields(self.db, record['host'], disabled_by_drs=False)
+        LOG.info('%s: re-enabled the nova-compute service nova-drs had disabled',
+                 record['host'])
