@@ -13,6 +13,7 @@ import tempfile
 
 from nova.tests.functional import integrated_helpers
 
+from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
 
@@ -57,14 +58,9 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         options.update(self.EXTRA_FLAGS)
         for (group, name), value in options.items():
             self.flags(**{name: value}, group=None if group == 'DEFAULT' else group)
-        self.drs_db = db_api.Database.from_conf(self._conf())
+        self.drs_db = db_api.Database.from_conf(drs_conf.CONF)
         migration.sync(self.drs_db)
         self.addCleanup(self.drs_db.dispose)
-
-    @staticmethod
-    def _conf():
-        from nova_drs import conf
-        return conf.CONF
 
     def _setup_compute_service(self):
         self.computes = {}
