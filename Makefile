@@ -15,6 +15,7 @@ $(STAMP): requirements.txt test-requirements.txt constraints.txt setup.cfg
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt -r requirements.txt -r test-requirements.txt
 	$(PIP) install -q -c constraints.txt --no-deps -e .
+	$(PY) tools/install-monitor-alias.py
 	touch $@
 
 venv: $(STAMP)

@@ -52,6 +52,11 @@ start_rabbitmq() {
 }
 
 status=0
+# Tools the power-driver tests run as real protocol peers.
+if [ ! -x /usr/sbin/sshd ]; then
+    echo "ensure-services: installing openssh-server (sshd peer for the ssh power driver tests)"
+    install_pkgs openssh-server || { echo "ensure-services: FAILED to install openssh-server" >&2; status=1; }
+fi
 for spec in mariadb:3306 postgresql:5432 redis:6379 rabbitmq:5672; do
     name=${spec%%:*}
     port=${spec##*:}

@@ -13,11 +13,15 @@ from oslo_config import cfg
 
 from nova_drs import conf as drs_conf
 from nova_drs.cmd import manage_db
+from nova_drs.cmd import manage_overcommit
+from nova_drs.cmd import manage_stats
 
 CONF = drs_conf.CONF
 
 CATEGORIES = (
     manage_db,
+    manage_overcommit,
+    manage_stats,
 )
 
 
@@ -34,12 +38,12 @@ def main(argv=None):
     CONF.register_cli_opt(category_opt)
     argv = sys.argv[1:] if argv is None else argv
     try:
-        CONF(argv, project='nova', prog='nova-drs-manage')
-        drs_conf.validate(CONF)
-    except (cfg.Error, drs_conf.ConfigError) as exc:
-        print('nova-drs-manage: %s' % exc, file=sys.stderr)
-        return 2
-    try:
+        try:
+            CONF(argv, project='nova', prog='nova-drs-manage')
+            drs_conf.validate(CONF)
+        except (cfg.Error, drs_conf.ConfigError) as exc:
+            print('nova-drs-manage: %s' % exc, file=sys.stderr)
+            return 2
         return CONF.category.func(CONF) or 0
     except Exception as exc:  # one readable line, never a traceback
         print('nova-drs-manage: %s' % exc, file=sys.stderr)

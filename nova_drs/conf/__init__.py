@@ -8,14 +8,28 @@ exposes ``register_opts(conf)`` and ``list_opts()``; ``opts.list_opts`` feeds
 
 from oslo_config import cfg
 
+from nova_drs.conf import coordination
 from nova_drs.conf import database
+from nova_drs.conf import decision
 from nova_drs.conf import drs
+from nova_drs.conf import loadbalancer
+from nova_drs.conf import power
+from nova_drs.conf import resources
+from nova_drs.conf import scheduler
+from nova_drs.conf import stats
 
 CONF = cfg.CONF
 
 _MODULES = (
     drs,
     database,
+    loadbalancer,
+    decision,
+    scheduler,
+    resources,
+    stats,
+    coordination,
+    power,
 )
 
 
@@ -47,6 +61,8 @@ def validate(conf=CONF):
         for opt in opts:
             try:
                 getattr(conf[group_name], opt.dest)
+            except cfg.NoSuchOptError:
+                continue  # auth plugin options appear only once a plugin loads
             except (cfg.Error, ValueError) as exc:
                 raise ConfigError('invalid value for option [%s] %s: %s'
                                   % (group_name, opt.name, exc)) from None

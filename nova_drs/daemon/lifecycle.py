@@ -77,6 +77,15 @@ class HostLifecycle:
         if record['power_requested_at'] is not None:
             self._confirm_suspended(record, service)
             return
+        try:
+            driver, target = self.power_drivers(record)
+            if not (driver.can_suspend(target.options) and driver.can_wake(target.options)):
+                raise ValueError('the %s driver cannot both suspend and wake this host'
+                                 % getattr(driver, 'NAME', driver))
+        except Exception as exc:
+            # Never empty a host we could not power off, or not wake again.
+            self._abort(record, service, 'no usable power driver: %s' % exc)
+            return
         if service['status'] == 'enabled':
             drs_hosts.set_fields(self.db, host, disabled_by_drs=True)
             self._crash_point('suspend:flag-written')

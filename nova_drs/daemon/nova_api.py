@@ -43,6 +43,11 @@ class NovaAPI:
         self._compute = compute
         self._placement = placement
 
+    @property
+    def placement_adapter(self):
+        """The raw placement Adapter (overcommit sync speaks placement itself)."""
+        return self._placement
+
     def _call(self, adapter, method, url, microversion, body=None):
         try:
             response = adapter.request(url, method, json=body, microversion=microversion,
@@ -141,7 +146,10 @@ class NovaAPI:
 
     # -- inventory --------------------------------------------------------
     def hypervisors(self):
-        return self.compute('GET', '/os-hypervisors/detail')['hypervisors']
+        # 2.53: uuids and service host; from 2.88 on, the detail view asks
+        # every compute for its uptime over RPC, which we never need.
+        return self._call(self._compute, 'GET', '/os-hypervisors/detail', '2.53')[
+            'hypervisors']
 
     def aggregates(self):
         return self.compute('GET', '/os-aggregates')['aggregates']

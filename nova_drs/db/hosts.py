@@ -7,6 +7,7 @@ other's decisions (the 2015 implementation's read-check-write race).
 """
 
 import datetime
+import json
 
 import sqlalchemy as sa
 
@@ -83,8 +84,7 @@ def ensure(database, host, hypervisor_hostname=None):
             session.add(models.DrsHost(
                 host=host, hypervisor_hostname=hypervisor_hostname,
                 suspend_state=ACTIVE, state_version=0, wake_failed=False,
-                disabled_by_drs=False,
-                state_changed_at=_utcnow()))
+                disabled_by_drs=False))
             return True
         if hypervisor_hostname:
             session.execute(sa.update(models.DrsHost).filter_by(host=host).values(
@@ -105,10 +105,15 @@ def transition(database, host, from_states, to_state, reason):
             raise IllegalTransition('%s -> %s is not a legal transition'
                                     % (state, to_state))
     table = models.DrsHost.__table__
+    conditions = [table.c.host == host, table.c.suspend_state.in_(from_states)]
+    if to_state == ACTIVE and SUSPENDING in from_states:
+        # Once the power command left, a suspend can only end suspended or
+        # in error: never call a host active while it may be going down.
+        conditions.append(table.c.power_requested_at.is_(None))
     with database.writer() as session:
         result = session.execute(
             table.update()
-            .where(table.c.host == host, table.c.suspend_state.in_(from_states))
+            .where(*conditions)
             .values(suspend_state=to_state, state_reason=reason,
                     state_changed_at=_utcnow(), power_requested_at=None,
                     state_version=table.c.state_version + 1))
@@ -127,3 +132,13 @@ def set_fields(database, host, **fields):
         result = session.execute(
             sa.update(models.DrsHost).filter_by(host=host).values(**fields))
         return result.rowcount == 1
+
+
+def power_settings(database, host):
+    """(driver, mode, options dict, mac) for the power drivers; holds secrets."""
+    with database.reader() as session:
+        row = session.scalars(sa.select(models.DrsHost).filter_by(host=host)).first()
+        if row is None:
+            return None, None, {}, None
+        return (row.power_driver, row.power_mode, json.loads(row.power_options or '{}'),
+                row.mac_to_wake)

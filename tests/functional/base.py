@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 from nova.tests.functional import integrated_helpers
+from oslo_config import cfg
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
@@ -22,6 +23,9 @@ OPERATOR_CONF = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'nova.conf.drs')
 # nova's wheel installs its api-paste.ini under <venv>/etc/nova, not next to
 # site-packages where nova's ConfFixture looks for it.
 NOVA_API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
+# nova's api-paste.ini plus the nova-drs loadbalancer filter: the file the
+# README tells operators to use.
+DRS_API_PASTE = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'api-paste.ini')
 
 
 def operator_options(path=OPERATOR_CONF):
@@ -41,7 +45,7 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
     microversion = 'latest'
     COMPUTE_DRIVER = 'fake.FakeLiveMigrateDriver'
     COMPUTE_HOSTS = ('host1', 'host2', 'host3')
-    API_PASTE = NOVA_API_PASTE
+    API_PASTE = DRS_API_PASTE
     #: Extra nova.conf options a test needs: {(group, name): value}.
     EXTRA_FLAGS = {}
 
@@ -57,7 +61,11 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         options[('drs', 'state_path')] = self.state_dir
         options.update(self.EXTRA_FLAGS)
         for (group, name), value in options.items():
-            self.flags(**{name: value}, group=None if group == 'DEFAULT' else group)
+            group = None if group == 'DEFAULT' else group
+            opt = drs_conf.CONF._get_opt_info(name, group)['opt']
+            if isinstance(opt, cfg.MultiStrOpt) and isinstance(value, str):
+                value = [value]  # a single line in the file, like oslo.config reads it
+            self.flags(**{name: value}, group=group)
         self.drs_db = db_api.Database.from_conf(drs_conf.CONF)
         migration.sync(self.drs_db)
         self.addCleanup(self.drs_db.dispose)

@@ -1,9 +1,12 @@
 """Test-side pieces for driving the daemon against the in-process cloud."""
 
+import datetime
+
 from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 
 from nova_drs.daemon import nova_api
+from nova_drs.stats import store
 
 
 def nova_api_for(testcase):
@@ -16,10 +19,16 @@ def nova_api_for(testcase):
                             'X-Auth-Project-Id': admin.project_id,
                             'X-Roles': 'reader,member,admin'})
     placement = adapter.Adapter(
-        ks_session.Session(auth=None), service_type='placement',
+        ks_session.Session(auth=None), service_type='placement', raise_exc=False,
         endpoint_override=testcase.placement_fixture.endpoint,
         additional_headers={'x-auth-token': testcase.placement_fixture.token})
     return nova_api.NovaAPI(compute, placement)
+
+
+class PowerTarget:
+    def __init__(self, name):
+        self.name = name
+        self.options = {}
 
 
 class InProcessHostPower:
@@ -34,22 +43,27 @@ class InProcessHostPower:
         self.testcase = testcase
         self.calls = []
         self.off = set()
+        self.waking = set()
 
     def __call__(self, record):
-        return self, record['host']
+        return self, PowerTarget(record['host'])
 
     def _service_id(self, host):
         return self.testcase.admin_api.get_services(
             binary='nova-compute', host=host)[0]['id']
 
-    def suspend(self, host):
+    def suspend(self, target):
+        host = target.name
         self.calls.append(('suspend', host))
         self.testcase.computes[host].stop()
         self.testcase.admin_api.put_service_force_down(self._service_id(host), True)
         self.off.add(host)
 
-    def wake(self, host):
+    def wake(self, target):
+        host = target.name
         self.calls.append(('wake', host))
+        if host in self.off:
+            self.waking.add(host)
 
     def come_back(self, host):
         """The test plays the host finishing its boot."""
@@ -57,6 +71,34 @@ class InProcessHostPower:
         self.testcase.computes[host] = self.testcase.restart_compute_service(compute)
         self.testcase.admin_api.put_service_force_down(self._service_id(host), False)
         self.off.discard(host)
+        self.waking.discard(host)
 
-    def status(self, host):
-        return 'off' if host in self.off else 'on'
+    @staticmethod
+    def can_suspend(options):
+        return True
+
+    can_wake = can_suspend
+
+    def status(self, target):
+        return 'off' if target.name in self.off else 'on'
+
+
+def record_load(database, host_load, instance_load, samples=12, period=60):
+    """Play the statistics collector: ``samples`` fresh samples per host/instance.
+
+    host_load: {host: cpu percent}; instance_load: {uuid: (host, cpu percent)}.
+    """
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    batch = []
+    for age in range(samples):
+        sampled_at = (now - datetime.timedelta(seconds=age * period)).isoformat()
+        for host, percent in host_load.items():
+            batch.append({
+                'host': host, 'sampled_at': sampled_at,
+                'host_stats': {'cpu_used_percent': percent, 'memory_total': 8192,
+                               'memory_used': 1024, 'vcpus': 10},
+                'instances': [{'instance_uuid': uuid, 'cpu_used_percent': load, 'vcpus': 1,
+                               'mem': 512}
+                              for uuid, (where, load) in instance_load.items()
+                              if where == host]})
+    store.insert_samples(database, batch)

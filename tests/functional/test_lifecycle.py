@@ -14,6 +14,8 @@ class Crash(Exception):
 
 
 class LifecycleTestBase(base.DrsFunctionalTestCase):
+    # Live migrations finish at once (FakeLiveMigrateDriver waits 5 s each).
+    COMPUTE_DRIVER = 'fake.MediumFakeDriver'
 
     def setUp(self):
         super().setUp()

@@ -1,3 +1,5 @@
+import datetime
+
 import pytest
 import sqlalchemy as sa
 
@@ -90,3 +92,13 @@ def test_unreachable_server_error_hides_password():
         migration.sync(database)
     assert 'cannot connect to mysql+pymysql://drs:***@127.0.0.1:1/nova_drs' in str(error.value)
     assert 's3cret' not in str(error.value)
+
+
+def test_suspend_cannot_be_cancelled_once_power_command_left(tmp_path):
+    database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+    migration.sync(database)
+    hosts.ensure(database, 'compute1')
+    hosts.transition(database, 'compute1', hosts.ACTIVE, hosts.SUSPENDING, 'test')
+    hosts.set_fields(database, 'compute1', power_requested_at=datetime.datetime(2026, 1, 1))
+    assert hosts.transition(database, 'compute1', hosts.SUSPENDING, hosts.ACTIVE, 'x') is None
+    assert hosts.transition(database, 'compute1', hosts.SUSPENDING, hosts.SUSPENDED, 'x')

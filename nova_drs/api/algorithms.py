@@ -1,0 +1,57 @@
+"""``/loadbalancer/policies``: the installed algorithms (oVirt's "policy units").
+
+Each extension of the loadbalancer namespaces is described by the first line
+of its class docstring and its optional ``PARAMETERS`` dict. An extension
+that fails to import is logged and listed with its error, never a 500.
+"""
+
+import importlib.metadata
+import inspect
+import json
+
+from oslo_log import log as logging
+
+from nova_drs.api import policies
+
+LOG = logging.getLogger(__name__)
+
+KINDS = ('overload', 'underload', 'vm_selection', 'placement', 'policy')
+NAMESPACE = 'nova_drs.loadbalancer.%s'
+
+
+def _json_safe(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+def describe(kind, entry_point):
+    entry = {'kind': kind, 'name': entry_point.name, 'description': None,
+             'parameters': {}, 'error': None}
+    try:
+        plugin = entry_point.load()
+    except Exception as exc:
+        LOG.warning('nova-drs: cannot load %s algorithm %s (%s): %s',
+                    kind, entry_point.name, entry_point.value, exc)
+        entry['error'] = 'cannot be loaded: %s' % type(exc).__name__
+        return entry
+    doc = inspect.getdoc(plugin) or ''
+    entry['description'] = doc.splitlines()[0] if doc else None
+    parameters = getattr(plugin, 'PARAMETERS', None)
+    if isinstance(parameters, dict):
+        entry['parameters'] = _json_safe(parameters)
+    return entry
+
+
+def available():
+    return [describe(kind, entry_point)
+            for kind in KINDS
+            for entry_point in sorted(
+                importlib.metadata.entry_points(group=NAMESPACE % kind),
+                key=lambda point: point.name)]
+
+
+class AlgorithmsController:
+    """Lists the algorithms installed in the loadbalancer namespaces."""
+
+    def list(self, context):
+        policies.authorize(context, policies.POLICY_LIST)
+        return 200, {'policies': available()}

@@ -1,0 +1,80 @@
+"""Errors of the loadbalancer API, rendered in nova's fault format.
+
+Every error leaves the API as ``{"<faultName>": {"code": N, "message": ...}}``
+with the names nova itself uses (``badRequest``, ``forbidden``,
+``itemNotFound``, ``conflictingRequest``, ...), so clients that parse nova
+errors (novaclient, openstacksdk) print our messages unchanged.
+"""
+
+import datetime
+import json
+
+import webob
+
+FAULT_NAMES = {
+    400: 'badRequest',
+    401: 'unauthorized',
+    403: 'forbidden',
+    404: 'itemNotFound',
+    405: 'badMethod',
+    409: 'conflictingRequest',
+    413: 'overLimit',
+    415: 'badMediaType',
+    503: 'serviceUnavailable',
+}
+
+
+class ApiError(Exception):
+    """An error the client sees as ``code`` with ``message``."""
+
+    code = 500
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(ApiError):
+    code = 400
+
+
+class Forbidden(ApiError):
+    code = 403
+
+
+class NotFound(ApiError):
+    code = 404
+
+
+class MethodNotAllowed(ApiError):
+    code = 405
+
+
+class Conflict(ApiError):
+    code = 409
+
+
+class ServiceUnavailable(ApiError):
+    code = 503
+
+
+def _default(value):
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def json_response(body, status=200, request_id=None):
+    response = webob.Response(status=status, content_type='application/json',
+                              charset='UTF-8')
+    if body is not None:
+        response.text = json.dumps(body, default=_default)
+    if request_id:
+        response.headers['x-openstack-request-id'] = request_id
+    return response
+
+
+def error_response(code, message, request_id=None):
+    name = FAULT_NAMES.get(code, 'computeFault')
+    return json_response({name: {'code': code, 'message': message}},
+                         status=code, request_id=request_id)

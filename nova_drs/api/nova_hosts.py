@@ -1,0 +1,65 @@
+"""Compute hosts as nova knows them, read in-process through nova's DB and objects APIs.
+
+The filter runs inside nova-api, so it asks nova's cell databases directly
+(one query for compute nodes and one for instance counts per cell, all cells
+in parallel) with the caller's request context, like nova's own
+os-hypervisors API does. Compute nodes are read as the plain rows nova's DB
+API returns: building 500 ComputeNode objects (JSON fields, PCI pools, NUMA
+topology) costs ~55 ms per request, the rows ~10 ms, and only four columns
+are used.
+"""
+
+from nova import context as nova_context
+from nova.db.main import api as nova_db
+from nova import exception as nova_exception
+from nova import objects
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+def _merge(hosts, node):
+    entry = hosts.setdefault(node['host'], {
+        'host': node['host'],
+        'hypervisor_hostname': node['hypervisor_hostname'],
+        'vcpus': 0,
+        'memory_total': 0,
+    })
+    # Several nodes on one service host (e.g. ironic): one DRS host.
+    entry['vcpus'] += node['vcpus'] or 0
+    entry['memory_total'] += node['memory_mb'] or 0
+
+
+def _cell_hosts(cell_context, host):
+    if host is None:
+        nodes = nova_db.compute_node_get_all(cell_context)
+    else:
+        try:
+            nodes = nova_db.compute_node_get_all_by_host(cell_context, host)
+        except nova_exception.ComputeHostNotFound:
+            return {}
+    hosts = {}
+    for node in nodes:
+        _merge(hosts, node)
+    if hosts:
+        instances = objects.InstanceList.get_uuids_by_hosts(cell_context, list(hosts))
+        for name, entry in hosts.items():
+            entry['instances'] = len(instances.get(name, ()))
+    return hosts
+
+
+def compute_hosts(context, host=None):
+    """{host: {host, hypervisor_hostname, vcpus, memory_total, instances}}.
+
+    With ``host``, only that host (an empty dict when nova does not know it).
+    A cell that does not answer is logged and left out.
+    """
+    results = nova_context.scatter_gather_skip_cell0(context, _cell_hosts, host)
+    hosts = {}
+    for cell_uuid, result in results.items():
+        if nova_context.is_cell_failure_sentinel(result):
+            LOG.warning('nova-drs API: cell %s did not answer; its hosts are left out',
+                        cell_uuid)
+            continue
+        hosts.update(result)
+    return hosts

@@ -1,0 +1,47 @@
+"""``/loadbalancer/plan``: the daemon's last plan, approved or rejected in manual mode.
+
+The daemon writes plans; the API only moves a pending plan to approved or
+rejected (compare-and-swap, so a plan the daemon already started cannot be
+rejected behind its back).
+"""
+
+from nova_drs.api import faults
+from nova_drs.api import hosts
+from nova_drs.api import policies
+from nova_drs.api import schemas
+from nova_drs.api import store
+
+DECISIONS = {
+    'approve': (policies.PLAN_APPROVE, 'approved'),
+    'reject': (policies.PLAN_REJECT, 'rejected'),
+}
+
+
+class PlansController:
+    """Shows the last plan; approves or rejects a pending one."""
+
+    def __init__(self, database):
+        self.database = database
+
+    def show(self, context, cluster=None):
+        policies.authorize(context, policies.PLAN_SHOW)
+        return 200, {'plan': store.latest_plan(self.database, cluster)}
+
+    def action(self, context, body):
+        try:
+            name, arguments = schemas.single_action(body, schemas.PLAN_ACTIONS)
+        except schemas.ValidationError as exc:
+            if not any(policies.allowed(context, rule) for rule, _ in DECISIONS.values()):
+                raise faults.Forbidden('policy does not allow plan decisions') from None
+            raise faults.BadRequest(str(exc)) from None
+        rule, status = DECISIONS[name]
+        policies.authorize(context, rule)
+        plan_id = arguments['plan_id']
+        plan = store.decide_plan(self.database, plan_id, status, hosts.requester(context))
+        if plan is None:
+            current = store.get_plan(self.database, plan_id)
+            if current is None:
+                raise faults.NotFound('plan %d not found' % plan_id)
+            raise faults.Conflict('plan %d is %s; only a pending plan can be %s'
+                                  % (plan_id, current['status'], status))
+        return 202, {'plan': plan}

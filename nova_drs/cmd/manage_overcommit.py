@@ -1,0 +1,113 @@
+"""``nova-drs-manage overcommit sync|report``: per-aggregate ratios.
+
+``sync`` pushes each aggregate's ``cpu_allocation_ratio`` /
+``ram_allocation_ratio`` metadata into the placement inventories of its
+member hosts (placement credentials: nova's ``[placement]`` section) and
+records instances nova-drs has not seen land yet with their host's current
+ratios. ``report`` prints physical, ratio, total, used, free and % per
+aggregate host, including hosts over 100 % after a ratio was lowered.
+"""
+
+from nova_drs.overcommit import alerts
+from nova_drs.overcommit import nova_view
+from nova_drs.overcommit import placement_sync
+from nova_drs.overcommit import store
+
+
+def _nova_context(conf):
+    """Admin context on nova's databases, as nova-manage sets them up."""
+    from nova import context as nova_context
+    from nova.db.api import api as api_db_api
+    from nova.db.main import api as main_db_api
+    from nova import objects
+    objects.register_all()
+    if not conf.api_database.connection:
+        raise RuntimeError('nova\'s [api_database] connection is not set: run with the '
+                           'nova.conf of a controller (--config-file /etc/nova/nova.conf)')
+    main_db_api.configure(conf)
+    api_db_api.configure(conf)
+    return nova_context.get_admin_context()
+
+
+def _table(headers, rows):
+    rows = [[str(cell) for cell in row] for row in rows]
+    widths = [len(header) for header in headers]
+    for row in rows:
+        widths = [max(width, len(cell)) for width, cell in zip(widths, row, strict=True)]
+
+    def _line(cells):
+        return '| ' + ' | '.join(
+            cell.ljust(width) for cell, width in zip(cells, widths, strict=True)) + ' |'
+
+    rule = '+' + '+'.join('-' * (width + 2) for width in widths) + '+'
+    return '\n'.join([rule, _line(headers), rule] + [_line(row) for row in rows] + [rule])
+
+
+def run_sync(conf, placement, database, ctxt, aggregate=None, dry_run=False):
+    """Sync ratios into placement and reconcile recorded instances; returns text."""
+    aggregates = nova_view.aggregates(ctxt)
+    result = placement_sync.sync(placement, database, aggregates,
+                                 nova_view.compute_nodes(ctxt),
+                                 only_aggregate=aggregate, dry_run=dry_run)
+    recorded, forgotten = placement_sync.reconcile(
+        database, nova_view.instances(ctxt), nova_view.RatioLookup(conf), dry_run=dry_run)
+    verb = 'would change' if dry_run else 'changed'
+    lines = []
+    if result.changes:
+        lines.append(_table(
+            ('aggregate', 'host', 'node', 'resource class', 'old ratio', 'new ratio'),
+            [(c.aggregates, c.host, c.node, c.resource_class, c.old, c.new)
+             for c in result.changes]))
+    lines.append('%d placement inventories %s' % (len(result.changes), verb))
+    lines.append('%d instances %s with their host\'s current ratios, %d forgotten'
+                 % (recorded, 'to record' if dry_run else 'recorded', forgotten))
+    lines += ['WARNING: %s' % warning for warning in result.warnings]
+    return result, '\n'.join(lines)
+
+
+def run_report(conf, database, ctxt):
+    """Capacity rows and their table; hosts over 100 % raise an alert."""
+    rows = placement_sync.report(database, nova_view.aggregates(ctxt),
+                                 nova_view.compute_nodes(ctxt))
+    table = []
+    for row in rows:
+        cap = row.capacity
+        if cap.exceeded:
+            alerts.alert(conf, row.host, row.resource, cap, 'nova-drs.manage')
+        table.append((row.aggregates, row.host, row.resource, '%g' % cap.physical,
+                      '%g' % cap.ratio, '%g' % cap.total, '%g' % cap.used, '%g' % cap.free,
+                      '%.1f%%%s' % (cap.percent, ' OVER' if cap.exceeded else '')))
+    text = _table(('aggregate', 'host', 'resource', 'physical', 'ratio', 'total',
+                   'used', 'free', 'used %'), table) if table else 'no host in an aggregate'
+    return rows, text
+
+
+def _sync(conf):
+    from nova import utils as nova_utils
+    ctxt = _nova_context(conf)
+    placement = nova_utils.get_ksa_adapter('placement')
+    result, text = run_sync(conf, placement, store.database(conf), ctxt,
+                            aggregate=conf.category.aggregate,
+                            dry_run=conf.category.dry_run)
+    print(text)
+    return 0
+
+
+def _report(conf):
+    _rows, text = run_report(conf, store.database(conf), _nova_context(conf))
+    print(text)
+    return 0
+
+
+def add_parsers(subparsers):
+    overcommit = subparsers.add_parser('overcommit', help='per-aggregate CPU/RAM ratios')
+    commands = overcommit.add_subparsers(dest='overcommit_command', metavar='{sync,report}')
+    commands.required = True
+    sync = commands.add_parser(
+        'sync', help='push aggregate ratios into placement inventories')
+    sync.add_argument('--aggregate', help='only the hosts of this aggregate')
+    sync.add_argument('--dry-run', action='store_true',
+                      help='print the changes without writing anything')
+    sync.set_defaults(func=_sync)
+    report = commands.add_parser('report', help='capacity per aggregate and host')
+    report.set_defaults(func=_report)

@@ -1,0 +1,31 @@
+"""``nova-drs-manage stats purge``: delete samples past the retention."""
+
+import datetime
+
+from oslo_utils import timeutils
+
+from nova_drs.db import api
+from nova_drs.stats import store
+
+
+def _purge(conf):
+    seconds = conf.category.older_than
+    if seconds is None:
+        seconds = conf.drs_stats.retention
+    if seconds < 0:
+        raise ValueError('--older-than must be 0 or more seconds, got %d' % seconds)
+    before = timeutils.utcnow() - datetime.timedelta(seconds=seconds)
+    hosts, instances = store.purge(api.Database.from_conf(conf), before)
+    print('purged %d host and %d instance samples taken before %s'
+          % (hosts, instances, before.isoformat(timespec='seconds')))
+    return 0
+
+
+def add_parsers(subparsers):
+    stats = subparsers.add_parser('stats', help='host and instance statistics')
+    commands = stats.add_subparsers(dest='stats_command', metavar='{purge}')
+    commands.required = True
+    purge = commands.add_parser('purge', help='delete samples older than the retention')
+    purge.add_argument('--older-than', type=int, default=None, metavar='SECONDS',
+                       help='age limit in seconds (default: [drs_stats] retention)')
+    purge.set_defaults(func=_purge)

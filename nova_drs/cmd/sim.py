@@ -1,0 +1,89 @@
+"""``nova-drs-sim``: replay PlanetLab traces through the decision core."""
+
+import argparse
+import sys
+
+from nova_drs.sim import datacenter
+from nova_drs.sim import engine
+from nova_drs.sim import report
+from nova_drs.sim import sweep
+from nova_drs.sim import traces
+
+PROG = 'nova-drs-sim'
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog=PROG, description='Replay a day of VM CPU traces (CloudSim PlanetLab format) '
+                               'through nova-drs decision policies and report CloudSim metrics.')
+    parser.add_argument('traces', help='directory with one trace file per VM')
+    parser.add_argument('--policy', action='append', dest='policies',
+                        help='policy name, repeatable: drs (default), dvfs, or '
+                             '<thr|iqr|mad|lr|lrr>_<mmt|mc|rs|mu>_<param> e.g. lr_mmt_1.2')
+    parser.add_argument('--hosts', type=int, default=datacenter.DEFAULT_HOSTS,
+                        help='number of hosts (default %(default)s)')
+    parser.add_argument('--host-model', default='cloudsim',
+                        choices=sorted(datacenter.HOST_MODELS),
+                        help='cloudsim alternates HP ML110 G4/G5; g4 or g5 uses one model')
+    parser.add_argument('--samples', type=int, default=288,
+                        help='samples per trace file (default %(default)s)')
+    parser.add_argument('--seed', type=int, default=0, help='seed for random VM selection')
+    parser.add_argument('--sweep', action='append', default=[], metavar='NAME=V1,V2',
+                        help='drs parameter values to sweep, repeatable (cartesian product)')
+    parser.add_argument('--keep-idle-vms', action='store_true',
+                        help='do not retire VMs whose demand drops to zero (CloudSim does)')
+    parser.add_argument('--json', help='write all metrics and series to this file')
+    parser.add_argument('--report', help='directory for index.html, PNG plots and JSON')
+    parser.add_argument('--no-progress', action='store_true',
+                        help='no progress bar (it is shown only when stderr is a terminal)')
+    return parser
+
+
+def progress_bar(prefix):
+    def show(done, total):
+        width = 30
+        filled = width * done // total
+        sys.stderr.write('\r%s [%s%s] %d/%d' % (prefix, '#' * filled, '.' * (width - filled),
+                                               done, total))
+        if done == total:
+            sys.stderr.write('\n')
+        sys.stderr.flush()
+    return show
+
+
+def run(args):
+    names, data = traces.load_directory(args.traces, args.samples)
+    policies = args.policies or ['drs']
+    results = []
+    for name in policies:
+        for params in sweep.parse(args.sweep) if name == 'drs' else [None]:
+            simulation = engine.Simulation(names, data, name, hosts=args.hosts,
+                                           host_model=args.host_model, seed=args.seed,
+                                           retire_idle=not args.keep_idle_vms, params=params)
+            show = None if args.no_progress or not sys.stderr.isatty() else progress_bar(name)
+            result = simulation.run(progress=show)
+            result['params'] = params
+            result['interval'] = datacenter.INTERVAL
+            results.append(result)
+    print(report.table(results))
+    if args.json:
+        report.write_json(results, args.json)
+    if args.report:
+        note = report.write_report(results, args.report)
+        if note:
+            print(note)
+        print('report: %s/index.html' % args.report.rstrip('/'))
+    return 0
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except (traces.TraceError, engine.SimulationError, ValueError, OSError) as exc:
+        sys.stderr.write('%s: error: %s\n' % (PROG, exc))
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

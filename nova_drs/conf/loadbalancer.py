@@ -1,0 +1,86 @@
+"""Options of the nova-loadbalancer daemon: groups ``[loadbalancer]`` and ``[drs_auth]``.
+
+Decision-algorithm options (policy, thresholds) live in ``decision.py`` in
+the same ``[loadbalancer]`` group; these are about running the cycle safely.
+"""
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+loadbalancer_group = cfg.OptGroup(
+    'loadbalancer', title='nova-loadbalancer daemon',
+    help='The nova-loadbalancer daemon: observes the cloud through the nova '
+         'and placement APIs, plans with the decision core, live-migrates, '
+         'suspends and wakes hosts.')
+
+daemon_opts = [
+    cfg.IntOpt('period', default=60, min=5, max=3600,
+               help='Seconds between two cycles (observe, decide, act).'),
+    cfg.StrOpt('automation', default='automatic', choices=[
+                   ('automatic', 'execute plans as they are computed'),
+                   ('manual', 'store plans; execute only what an admin approves')],
+               help='Global automation level. Per cluster, aggregate metadata '
+                    '"drs_automation" overrides it.'),
+    cfg.IntOpt('stats_max_age', default=600, min=60,
+               help='Seconds after which a host or instance without a newer '
+                    'utilisation sample is left alone (never a source, target '
+                    'or suspend candidate).'),
+    cfg.IntOpt('history_length', default=12, min=1, max=288,
+               help='Utilisation samples per host/instance handed to the '
+                    'decision core.'),
+    cfg.IntOpt('migration_timeout', default=900, min=30,
+               help='Seconds a live migration may run before the daemon aborts '
+                    'it (the instance stays on its source).'),
+    cfg.IntOpt('max_migrations_per_host', default=2, min=1,
+               help='Concurrent migrations leaving one source host.'),
+    cfg.IntOpt('max_migrations_per_destination', default=2, min=1,
+               help='Concurrent migrations arriving on one destination host.'),
+    cfg.IntOpt('max_migrations_per_cluster', default=10, min=1,
+               help='Concurrent migrations within one cluster.'),
+    cfg.IntOpt('instance_cooldown', default=3600, min=0,
+               help='Seconds during which an instance the daemon moved (or '
+                    'failed to move) is not moved again: no ping-pong.'),
+    cfg.IntOpt('host_cooldown', default=1800, min=0,
+               help='Seconds after a host became active again (woken, or a '
+                    'suspend abandoned) during which it is not suspended '
+                    'again: no suspend/wake ping-pong.'),
+    cfg.IntOpt('suspend_timeout', default=600, min=30,
+               help='Seconds after the suspend command within which the host '
+                    'must be confirmed down; otherwise it goes to error.'),
+    cfg.IntOpt('wake_timeout', default=900, min=30,
+               help='Seconds after the wake command within which nova-compute '
+                    'must report up; otherwise the host goes to error and the '
+                    'next candidate is woken.'),
+    cfg.BoolOpt('sync_overcommit', default=True,
+                help='Re-run the per-aggregate allocation ratio sync into '
+                     'placement every cycle (only changes are written).'),
+]
+
+auth_group = cfg.OptGroup(
+    'drs_auth', title='Credentials of nova-loadbalancer',
+    help='Keystone credentials the daemon uses for the compute and placement '
+         'APIs (an admin service user). Same options as nova\'s [placement] '
+         'section, e.g. auth_type = password, auth_url, username, password, '
+         'project_name, user_domain_name, project_domain_name.')
+
+endpoint_opts = [
+    cfg.StrOpt('region_name', help='Region of the compute and placement endpoints.'),
+    cfg.ListOpt('valid_interfaces', default=['internal', 'public'],
+                help='Endpoint interfaces to use, in order of preference.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(loadbalancer_group)
+    conf.register_opts(daemon_opts, group=loadbalancer_group)
+    conf.register_group(auth_group)
+    conf.register_opts(endpoint_opts, group=auth_group)
+    ks_loading.register_session_conf_options(conf, auth_group.name)
+    ks_loading.register_auth_conf_options(conf, auth_group.name)
+
+
+def list_opts():
+    auth_opts = (ks_loading.get_session_conf_options()
+                 + ks_loading.get_auth_common_conf_options()
+                 + ks_loading.get_auth_plugin_conf_options('password'))
+    return [(loadbalancer_group, daemon_opts), (auth_group, endpoint_opts + auth_opts)]

@@ -1,0 +1,57 @@
+"""Host power drivers: group ``[drs_power]``.
+
+Global defaults of the drivers in ``nova_drs/power``; a host's own
+``power_options`` (stored in the DRS database) override them.
+"""
+
+from oslo_config import cfg
+
+power_group = cfg.OptGroup(
+    'drs_power', title='nova-drs host power drivers',
+    help='Defaults of the drivers that suspend and wake compute hosts (wol, '
+         'ipmi, redfish, ssh, noop). Per-host settings override them.')
+
+power_opts = [
+    cfg.IntOpt('timeout',
+               default=30, min=1, max=600,
+               help='Seconds one driver call (connect plus one request) may '
+                    'take before it fails with a PowerError. IPMI uses '
+                    "pyghmi's own retry schedule (about 5 s) instead."),
+    cfg.HostAddressOpt('wol_broadcast_address',
+                       default='255.255.255.255',
+                       help='Address Wake-on-LAN magic packets are sent to '
+                            'when a host sets no "broadcast" option, normally '
+                            'the broadcast address of the hosts\' subnet.'),
+    cfg.PortOpt('wol_port',
+                default=9,
+                help='UDP port of Wake-on-LAN magic packets when a host sets '
+                     'no "port" option (9 = discard; some NICs use 7).'),
+    cfg.StrOpt('ssh_known_hosts_file',
+               default='/etc/nova-drs/ssh_known_hosts',
+               help='known_hosts file the ssh driver checks host keys '
+                    'against when a host sets no "known_hosts_file" option. '
+                    'Unknown host keys are rejected unless the host sets '
+                    'host_key_policy=auto_add.'),
+    cfg.StrOpt('ssh_private_key_file',
+               help='Private key the ssh driver logs in with when a host sets '
+                    'neither "private_key_file" nor "private_key". Password '
+                    'authentication is never used.'),
+    cfg.StrOpt('redfish_verify',
+               default='true',
+               help='TLS verification of Redfish BMCs when a host sets no '
+                    '"verify" option: "true", "false", or the path of a CA '
+                    'bundle.'),
+    cfg.IntOpt('redfish_retries',
+               default=1, min=1, max=10,
+               help='Attempts of one Redfish request before the driver gives '
+                    'up (sushy retries connection errors and 5xx answers).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(power_group)
+    conf.register_opts(power_opts, group=power_group)
+
+
+def list_opts():
+    return [(power_group, power_opts)]

@@ -1,0 +1,22 @@
+"""The daemon's bridge to the power drivers: a host record -> (driver, target)."""
+
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.power import base
+from nova_drs.power import loader
+
+
+def drivers_for(conf, database):
+    """Callable the host lifecycle uses: record -> (driver, PowerTarget).
+
+    Raises PowerError when the host has no usable driver, so the lifecycle
+    refuses to empty a host it could not power off or wake again.
+    """
+    cache = {}
+
+    def lookup(record):
+        name, mode, options, mac = drs_hosts.power_settings(database, record['host'])
+        if name not in cache:
+            cache[name] = loader.get_driver(name, conf)
+        return cache[name], base.PowerTarget(name=record['host'], mac=mac, options=options,
+                                             mode=mode or base.MODE_OFF)
+    return lookup

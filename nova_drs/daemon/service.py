@@ -1,0 +1,228 @@
+"""One nova-loadbalancer cycle: observe -> advance lifecycles -> decide -> act.
+
+Everything that changes the cloud is persisted first (DRS database) and
+re-checked against nova; a cycle that cannot see the whole cloud does
+nothing at all.
+"""
+
+import logging
+
+from nova_drs.daemon import lifecycle as lifecycle_mod
+from nova_drs.daemon import nova_api
+from nova_drs.daemon import observe
+from nova_drs.daemon import orchestrator as orchestrator_mod
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import models
+from nova_drs.db import plans
+from nova_drs.db import requests as admin_requests
+from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import planner
+from nova_drs.overcommit import placement_sync
+
+LOG = logging.getLogger(__name__)
+
+CLUSTER_POLICIES = ('none', 'power_saving', 'even_distribution')
+
+
+class LoadBalancer:
+    """The daemon's cycle, with every dependency handed in (tests build it too)."""
+
+    def __init__(self, conf, nova, database, policy, power_drivers, coordinator=None,
+                 crash_point=None):
+        self.conf = conf
+        self.nova = nova
+        self.db = database
+        self.policy = policy
+        self.power_drivers = power_drivers
+        self.coordinator = coordinator
+        group = conf.loadbalancer
+        self.lifecycle = lifecycle_mod.HostLifecycle(
+            nova, database, power_drivers, suspend_timeout=group.suspend_timeout,
+            wake_timeout=group.wake_timeout, migration_timeout=group.migration_timeout,
+            crash_point=crash_point)
+        self.orchestrator = orchestrator_mod.Orchestrator(
+            nova, database,
+            limits={'per_host': group.max_migrations_per_host,
+                    'per_destination': group.max_migrations_per_destination,
+                    'per_cluster': group.max_migrations_per_cluster},
+            instance_cooldown=group.instance_cooldown, still_leader=self._still_leader)
+        self._warned = set()
+
+    def _still_leader(self):
+        return self.coordinator is None or self.coordinator.still_leader()
+
+    def _rules(self):
+        with self.db.reader() as session:
+            rows = session.query(models.LbRule).order_by(models.LbRule.id).all()
+            return observe.Rules([{'type': r.type, 'value': r.value, 'allow': r.allow}
+                                  for r in rows])
+
+    def run_cycle(self, dry_run=False):
+        """One cycle; returns a summary dict (also what --dry-run prints)."""
+        if self.coordinator is not None and not self.coordinator.is_leader():
+            return {'role': 'standby'}
+        group = self.conf.loadbalancer
+        observer = observe.Observer(self.nova, self.db, self._rules(), self.power_drivers,
+                                    group.history_length, group.stats_max_age,
+                                    group.host_cooldown)
+        try:
+            view = observer.observe()
+            if not dry_run:
+                self._wake_tests()
+                self._advance_lifecycles()
+                self.orchestrator.settle(view, group.migration_timeout)
+                if group.sync_overcommit:
+                    self._sync_overcommit(view)
+                view = observer.observe()
+        except nova_api.NovaUnavailable as exc:
+            LOG.error('cycle skipped, nothing done: %s', exc)
+            return {'skipped': str(exc)}
+        actions = self._plan(view)
+        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts)}
+        if dry_run or not actions and group.automation == 'automatic':
+            return summary
+        summary.update(self._act(actions, view))
+        return summary
+
+    def _advance_lifecycles(self):
+        for record in drs_hosts.list_all(self.db):
+            busy = record['suspend_state'] in (drs_hosts.SUSPENDING, drs_hosts.WAKING)
+            if not (busy or record['disabled_by_drs']
+                    and record['suspend_state'] == drs_hosts.ACTIVE):
+                continue
+            if not self._still_leader():
+                return
+            try:
+                self.lifecycle.advance(record)
+            except nova_api.NovaUnavailable:
+                raise
+            except Exception:
+                LOG.exception('%s: lifecycle step failed; retried next cycle',
+                              record['host'])
+
+    def _wake_tests(self):
+        """Admin wake tests: suspend + wake round trip, one phase per cycle.
+
+        The request's ``result`` carries the phase, so a restarted daemon
+        picks the test up where it was.
+        """
+        for request in admin_requests.open_requests(self.db, 'wake_test'):
+            record = drs_hosts.get(self.db, request['host'])
+            if record is None:
+                admin_requests.update(self.db, request['id'], request['status'], 'failed',
+                                      'unknown host')
+                continue
+            state = record['suspend_state']
+            if request['status'] == 'pending':
+                if state != drs_hosts.ACTIVE:
+                    admin_requests.update(self.db, request['id'], 'pending', 'failed',
+                                          'host is %s, not active' % state)
+                elif drs_hosts.transition(self.db, request['host'], drs_hosts.ACTIVE,
+                                          drs_hosts.SUSPENDING, 'wake test %d' % request['id']):
+                    admin_requests.update(self.db, request['id'], 'pending', 'running',
+                                          'suspending')
+            elif state == drs_hosts.SUSPENDED:
+                if drs_hosts.transition(self.db, request['host'], drs_hosts.SUSPENDED,
+                                        drs_hosts.WAKING, 'wake test %d' % request['id']):
+                    admin_requests.update(self.db, request['id'], 'running', 'running',
+                                          'waking')
+            elif state == drs_hosts.ERROR:
+                admin_requests.update(self.db, request['id'], 'running', 'failed',
+                                      record['state_reason'])
+            elif state == drs_hosts.ACTIVE:
+                passed = request['result'] == 'waking'
+                admin_requests.update(
+                    self.db, request['id'], 'running', 'done' if passed else 'failed',
+                    'suspended and woke up' if passed else
+                    'suspend abandoned: %s' % record['state_reason'])
+
+    def _sync_overcommit(self, view):
+        """Aggregate ratios into placement, so hosts added later get them too."""
+        nodes = {}
+        for hypervisor in view.hypervisors:
+            nodes.setdefault(hypervisor['service']['host'], []).append(
+                {'uuid': hypervisor['id'], 'nodename': hypervisor['hypervisor_hostname']})
+        aggregates = [{'name': a['name'], 'id': a['id'], 'hosts': a.get('hosts') or [],
+                       'metadata': a.get('metadata') or {}} for a in view.aggregates]
+        try:
+            result = placement_sync.sync(self.nova.placement_adapter, self.db, aggregates,
+                                         nodes)
+        except Exception as exc:
+            LOG.warning('overcommit sync skipped this cycle: %s', exc)
+            return
+        for change in result.changes:
+            LOG.info('overcommit sync: %s %s allocation_ratio %s -> %s (aggregate %s)',
+                     change.host, change.resource_class, change.old, change.new,
+                     change.aggregates)
+        for warning in result.warnings:
+            LOG.warning('overcommit sync: %s', warning)
+
+    def _plan(self, view):
+        """Plan every cluster with its own policy and limits; actions as dicts."""
+        actions = []
+        by_cluster = {}
+        for host in view.snapshot.hosts:
+            by_cluster.setdefault(host.cluster, []).append(host)
+        for cluster, hosts in sorted(by_cluster.items()):
+            meta = view.clusters.get(cluster, {})
+            policy_name = meta.get('drs_policy', 'power_saving')
+            if policy_name not in CLUSTER_POLICIES:
+                self._warn_once(cluster, 'drs_policy', policy_name)
+                policy_name = 'power_saving'
+            if policy_name == 'none':
+                continue
+            names = {h.name for h in hosts}
+            snapshot = model.Snapshot(
+                hosts=tuple(hosts),
+                instances=tuple(i for i in view.snapshot.instances if i.host in names),
+                migrations=tuple(m for m in view.snapshot.migrations
+                                 if m.source in names and m.destination in names),
+                now=view.snapshot.now)
+            group = self.conf.loadbalancer
+            limits = model.SafetyLimits(
+                min_active_hosts=self._int_meta(cluster, meta, 'min_active_hosts',
+                                                group.min_active_hosts),
+                hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
+                                                group.hosts_in_reserve))
+            try:
+                plan = planner.plan(snapshot, self.policy, limits,
+                                    seed=group.selection_seed, suspend_idle=True)
+            except model.InvalidSnapshot as exc:
+                LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
+                continue
+            actions.extend(orchestrator_mod.action_to_dict(a) for a in plan.actions)
+        return actions
+
+    def _int_meta(self, cluster, meta, key, default):
+        if key not in meta:
+            return default
+        try:
+            value = int(meta[key])
+            if value < 0:
+                raise ValueError
+            return value
+        except (TypeError, ValueError):
+            self._warn_once(cluster, key, meta[key])
+            return default
+
+    def _warn_once(self, cluster, key, value):
+        if (cluster, key, value) not in self._warned:
+            self._warned.add((cluster, key, value))
+            LOG.warning('aggregate %s: ignoring invalid metadata %s=%r', cluster, key, value)
+
+    def _act(self, actions, view):
+        if self.conf.loadbalancer.automation == 'manual':
+            plans.expire_pending(self.db)
+            if actions:
+                plans.save(self.db, 'manual', actions, 'pending')
+            results = []
+            for plan_id, approved in plans.approved(self.db):
+                if plans.set_status(self.db, plan_id, 'executing', 'approved'):
+                    results.append(self.orchestrator.execute(approved, view))
+                    plans.set_status(self.db, plan_id, 'done', 'executing')
+            return {'mode': 'manual', 'executed_plans': len(results)}
+        plan_id = plans.save(self.db, 'automatic', actions, 'executing')
+        result = self.orchestrator.execute(actions, view)
+        plans.set_status(self.db, plan_id, 'done', 'executing')
+        return {'mode': 'automatic', 'started': result['started'],
+                'skipped': len(result['skipped'])}

@@ -1,0 +1,38 @@
+"""Overcommit: ratios each instance was deployed with; ratios synced to placement.
+
+Revision ID: 0002_overcommit
+Revises: 0001
+Create Date: 2026-11-22
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0002_overcommit'
+down_revision = '0001'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.create_table(
+        'instance_overcommit',
+        sa.Column('instance_uuid', sa.String(36), primary_key=True),
+        sa.Column('host', sa.String(255), nullable=False),
+        sa.Column('vcpus', sa.Integer, nullable=False),
+        sa.Column('memory_mb', sa.Integer, nullable=False),
+        sa.Column('cpu_allocation_ratio', sa.Float, nullable=False),
+        sa.Column('ram_allocation_ratio', sa.Float, nullable=False),
+        sa.Column('recorded_by', sa.String(64), nullable=False),
+        sa.Column('created_at', sa.DateTime, nullable=False),
+        sa.Column('updated_at', sa.DateTime),
+        sa.Index('instance_overcommit_host_idx', 'host'),
+    )
+    op.create_table(
+        'overcommit_synced_ratios',
+        sa.Column('host', sa.String(255), primary_key=True),
+        sa.Column('resource_class', sa.String(32), primary_key=True),
+        sa.Column('allocation_ratio', sa.Float, nullable=False),
+        sa.Column('created_at', sa.DateTime, nullable=False),
+        sa.Column('updated_at', sa.DateTime),
+    )

@@ -1,0 +1,50 @@
+"""The daemon's side of ``lb_plans``: store each plan, pick approved ones."""
+
+import datetime
+import json
+
+import sqlalchemy as sa
+
+from nova_drs.db import models
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def save(database, mode, actions, status, cluster=None):
+    """Store a plan; ``actions`` are dicts with a "reason" each. Returns its id."""
+    reasons = sorted({action['reason'] for action in actions})
+    with database.writer() as session:
+        row = models.LbPlan(cluster=cluster, mode=mode, status=status,
+                            actions=json.dumps(actions), reasons=json.dumps(reasons),
+                            created_at=_utcnow())
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def approved(database):
+    """Approved plans, oldest first, as (id, actions)."""
+    with database.reader() as session:
+        rows = session.scalars(sa.select(models.LbPlan).filter_by(status='approved')
+                               .order_by(models.LbPlan.id))
+        return [(row.id, json.loads(row.actions or '[]')) for row in rows]
+
+
+def set_status(database, plan_id, status, expected):
+    """Compare-and-swap the status of a plan; True when this caller won."""
+    with database.writer() as session:
+        result = session.execute(sa.update(models.LbPlan)
+                                 .where(models.LbPlan.id == plan_id,
+                                        models.LbPlan.status == expected)
+                                 .values(status=status, updated_at=_utcnow()))
+        return result.rowcount == 1
+
+
+def expire_pending(database):
+    """A new plan supersedes the pending ones (they were built on an old view)."""
+    with database.writer() as session:
+        session.execute(sa.update(models.LbPlan).filter_by(status='pending')
+                        .values(status='rejected', decided_by='superseded',
+                                updated_at=_utcnow()))

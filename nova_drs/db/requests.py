@@ -1,0 +1,34 @@
+"""The daemon's side of ``lb_requests`` (admin requests such as wake tests)."""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nova_drs.db import models
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def open_requests(database, action):
+    with database.reader() as session:
+        rows = session.scalars(sa.select(models.LbRequest)
+                               .filter_by(action=action)
+                               .where(models.LbRequest.status.in_(('pending', 'running')))
+                               .order_by(models.LbRequest.id))
+        return [{'id': r.id, 'host': r.host, 'status': r.status, 'result': r.result}
+                for r in rows]
+
+
+def update(database, request_id, expected, status, result):
+    """Compare-and-swap a request's status; True when this caller won."""
+    values = {'status': status, 'result': result}
+    if status in ('done', 'failed'):
+        values['finished_at'] = _utcnow()
+    with database.writer() as session:
+        outcome = session.execute(sa.update(models.LbRequest)
+                                  .where(models.LbRequest.id == request_id,
+                                         models.LbRequest.status == expected)
+                                  .values(**values))
+        return outcome.rowcount == 1

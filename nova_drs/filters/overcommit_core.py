@@ -1,0 +1,31 @@
+"""vCPU capacity with per-aggregate cpu_allocation_ratio (CloudStack accounting)."""
+
+from nova_drs.filters import overcommit_base
+
+
+class OvercommitCoreFilter(overcommit_base.OvercommitFilterBase):
+    """Passes hosts with enough vCPUs left at their aggregate's CPU ratio.
+
+    The ratio is the smallest valid ``cpu_allocation_ratio`` metadata of the
+    host's aggregates, else the host's own ratio. Instances deployed with a
+    smaller ratio count ``vcpus / x * y`` (they keep their guaranteed share),
+    so raising a ratio frees less than a naive ``physical * y`` would; a host
+    left over 100 % by a lowered ratio accepts nothing and raises an alert.
+    An instance larger than the host's physical vCPUs never fits.
+    """
+
+    RESOURCE = 'vcpus'
+
+    def requested(self, spec_obj):
+        return getattr(spec_obj, 'vcpus', 0) or 0
+
+    def figures(self, view, host_state):
+        return view.cpu_figures(host_state)
+
+    def set_limit(self, host_state, total):
+        host_state.limits['vcpu'] = total
+
+    def _passes(self, view, host_state, requested):
+        if requested > host_state.vcpus_total > 0:
+            return False
+        return super()._passes(view, host_state, requested)

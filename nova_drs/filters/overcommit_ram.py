@@ -1,0 +1,24 @@
+"""RAM capacity with per-aggregate ram_allocation_ratio (CloudStack accounting)."""
+
+from nova_drs.filters import overcommit_base
+
+
+class OvercommitRamFilter(overcommit_base.OvercommitFilterBase):
+    """Passes hosts with enough RAM left at their aggregate's RAM ratio.
+
+    The ratio is the smallest valid ``ram_allocation_ratio`` metadata of the
+    host's aggregates, else the host's own ratio. Instances deployed with a
+    smaller ratio count ``memory_mb / x * y``; a host left over 100 % by a
+    lowered ratio accepts nothing (not even a 0 MB flavor) and raises an alert.
+    """
+
+    RESOURCE = 'memory_mb'
+
+    def requested(self, spec_obj):
+        return getattr(spec_obj, 'memory_mb', 0) or 0
+
+    def figures(self, view, host_state):
+        return view.ram_figures(host_state)
+
+    def set_limit(self, host_state, total):
+        host_state.limits['memory_mb'] = total

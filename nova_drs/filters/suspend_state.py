@@ -1,0 +1,106 @@
+"""Keep new instances, migrations, evacuations and unshelves off non-active hosts."""
+
+import time
+
+from nova.scheduler import filters
+from nova.scheduler import utils as scheduler_utils
+from oslo_log import log as logging
+import sqlalchemy as sa
+
+from nova_drs import conf as drs_conf
+from nova_drs.db import hosts
+from nova_drs.db import models
+from nova_drs.filters import request_cache
+from nova_drs.overcommit import store
+
+LOG = logging.getLogger(__name__)
+CONF = drs_conf.CONF
+
+
+def non_active_states(database):
+    """{host: state} of hosts that are not active, in one query (absent = active)."""
+    table = models.DrsHost.__table__
+    with database.reader() as session:
+        return dict(session.execute(
+            sa.select(table.c.host, table.c.suspend_state)
+            .where(table.c.suspend_state != hosts.ACTIVE)).all())
+
+
+class HostStateSnapshot:
+    """DRS host states read in one query, with a fail-safe for DB outages.
+
+    When the DRS database cannot be read, the last states read successfully
+    are used for up to ``[drs_scheduler] state_cache_ttl`` seconds, so hosts
+    last known as suspending/suspended/waking/error stay excluded. Older than
+    that (or never read), no host is excluded by DRS state: the nova-drs
+    daemon disables the nova-compute service of every host it suspends, so
+    nova's ComputeFilter and placement still keep them out. One warning is
+    logged per outage, never an exception.
+    """
+
+    def __init__(self, conf=CONF, clock=time.monotonic):
+        self._conf = conf
+        self._clock = clock
+        self._states = None
+        self._read_at = None
+        self._outage = False
+
+    def read(self, spec_obj=None):
+        try:
+            states = non_active_states(store.database(self._conf))
+        except Exception as exc:
+            return self._fallback(exc)
+        if self._outage:
+            LOG.info('DRS database readable again; SuspendStateFilter uses current '
+                     'host states')
+            self._outage = False
+        self._states, self._read_at = states, self._clock()
+        return states
+
+    def _fallback(self, exc):
+        ttl = self._conf.drs_scheduler.state_cache_ttl
+        fresh = self._states is not None and self._clock() - self._read_at <= ttl
+        if not self._outage:
+            self._outage = True
+            LOG.warning('SuspendStateFilter cannot read the DRS database (%(err)s); '
+                        '%(what)s',
+                        {'err': exc,
+                         'what': ('using host states read %.0f s ago for up to %d s'
+                                  % (self._clock() - self._read_at, ttl)) if fresh else
+                         'no recent host states: relying on disabled nova-compute '
+                         'services to exclude suspended hosts'})
+        return self._states if fresh else {}
+
+
+class SuspendStateFilter(filters.BaseHostFilter):
+    """Passes hosts whose DRS state is ``active``, or that nova-drs never saw.
+
+    A host that is suspending (being emptied), suspended, waking or in error
+    must not receive a new instance, a live or cold migration, an evacuation
+    or an unshelve: it is about to power off, is off, or is not ready. The
+    states are read once per scheduling request.
+    """
+
+    RUN_ON_REBUILD = False
+
+    def __init__(self):
+        self._snapshot = HostStateSnapshot()
+        self._states = request_cache.PerRequest(self._snapshot.read)
+
+    def filter_all(self, host_states, spec_obj):
+        if scheduler_utils.request_is_rebuild(spec_obj):
+            return list(host_states)
+        states = self._states.get(spec_obj)
+        return [host_state for host_state in host_states
+                if self._passes(host_state, states)]
+
+    def host_passes(self, host_state, spec_obj):
+        return self._passes(host_state, self._states.get(spec_obj))
+
+    @staticmethod
+    def _passes(host_state, states):
+        state = states.get(host_state.host, hosts.ACTIVE)
+        if state != hosts.ACTIVE:
+            LOG.debug('%s is in DRS state %s: excluded', host_state.host, state)
+            return False
+        return True

@@ -1,0 +1,52 @@
+"""Named policies, so the simulator and benchmarks need no plugin loader.
+
+``<detector>_<selection>_<parameter>`` builds the CloudSim combination of
+that name (e.g. ``lr_mmt_1.2``); ``drs`` is nova-drs's default policy.
+"""
+
+from nova_drs.loadbalancer import drs
+from nova_drs.loadbalancer import overload
+from nova_drs.loadbalancer import placement
+from nova_drs.loadbalancer import policy
+from nova_drs.loadbalancer import selection
+from nova_drs.loadbalancer import underload
+
+DETECTORS = {
+    'thr': overload.StaticThreshold,
+    'iqr': overload.InterQuartileRange,
+    'mad': overload.MedianAbsoluteDeviation,
+    'lr': overload.LocalRegression,
+    'lrr': overload.LocalRegressionRobust,
+}
+SELECTIONS = {
+    'mmt': selection.MinimumMigrationTime,
+    'mc': selection.MaximumCorrelation,
+    'rs': selection.RandomSelection,
+    'mu': selection.MinimumUtilisation,
+}
+CLOUDSIM_POLICIES = ('thr_mmt_0.8', 'iqr_mmt_1.5', 'mad_mmt_2.5', 'lr_mmt_1.2', 'lrr_mmt_1.2')
+
+
+def cloudsim_policy(detector, vm_selection, parameter):
+    det = DETECTORS[detector](float(parameter))
+    return policy.ConsolidationPolicy(det, SELECTIONS[vm_selection](),
+                                      placement.PowerAwareBestFit(det), underload.LeastUtilised())
+
+
+def by_name(name, params=None):
+    """Policy object for a name; ``params`` are keyword arguments of the
+    drs policy.  ValueError with the accepted forms."""
+    if name == 'drs':
+        try:
+            return drs.DrsPolicy(**(params or {}))
+        except TypeError as exc:
+            raise ValueError('bad drs parameter: %s' % exc) from None
+    if params:
+        raise ValueError('parameters are only accepted by the drs policy')
+    parts = name.split('_')
+    try:
+        detector, vm_selection, parameter = parts
+        return cloudsim_policy(detector, vm_selection, float(parameter))
+    except (ValueError, KeyError):
+        raise ValueError('unknown policy %r: use "drs" or <%s>_<%s>_<number>, e.g. lr_mmt_1.2'
+                         % (name, '|'.join(DETECTORS), '|'.join(SELECTIONS))) from None

@@ -1,0 +1,298 @@
+"""nova-drs's default policy: consolidate like PABFD, migrate far less.
+
+Why each rule exists:
+
+* **Prediction** - every instance is sized by an upper quantile of its
+  recent CPU history, not by its last sample, so a host filled up to the
+  placement target stays below capacity through ordinary fluctuations.
+* **Hysteresis** - a host is relieved only above ``overload_*`` and emptied
+  only below ``underload``, while destinations are filled only up to
+  ``place_*``; a freshly packed host is thus neither overloaded nor
+  underloaded on the next cycle.
+* **Migration cost** - an overloaded host sheds the single smallest-RAM
+  instance that is enough, else its largest ones; an underloaded host is
+  emptied only if all its instances fit on hosts already on, hosts with
+  fewest instances first (fewest migrations per host switched off).
+* **No ping-pong** - instances moved within ``cooldown`` seconds are left
+  alone unless their host is really over capacity.
+* **Power** - when a host must be woken, the one with the lowest peak watts
+  per unit of capacity is chosen.
+"""
+
+import bisect
+import itertools
+
+from nova_drs.loadbalancer import model
+
+OVERLOAD = model.Reason.OVERLOAD.value
+UNDERLOAD = model.Reason.UNDERLOAD.value
+SCAN_LIMIT = 128
+# Consecutive failed evacuations after which the cluster is taken as full:
+# bounds the work of a cycle without changing what a roomy cluster gets.
+GIVE_UP_AFTER = 32
+
+
+def upper_quantile(history, window, quantile):
+    """Upper quantile of the newest ``window`` samples (nearest rank)."""
+    recent = sorted(history[:window])
+    if not recent:
+        return 0.0
+    return recent[min(len(recent) - 1, int(quantile * len(recent)))]
+
+
+class DrsPolicy:
+    def __init__(self, window=12, quantile=0.8, overload_now=1.0, overload_predicted=1.1,
+                 place_now=0.9, place_predicted=1.0, underload=0.8, cooldown=3600.0):
+        self.window = window
+        self.quantile = quantile
+        self.overload_now = overload_now
+        self.overload_predicted = overload_predicted
+        self.place_now = place_now
+        self.place_predicted = place_predicted
+        self.underload = underload
+        self.cooldown = cooldown
+
+    # -- sizing ------------------------------------------------------------
+    def _prepare(self, state):
+        window, quantile = self.window, self.quantile
+        self.size = [max(upper_quantile(h, window, quantile) * m, d)
+                     for h, m, d in zip(state.vm_history, state.vm_mips, state.vm_demand,
+                                        strict=True)]
+        self.load = [0.0] * len(state.capacity)
+        for j, i in enumerate(state.vm_host):
+            if i is not None:
+                self.load[i] += self.size[j]
+
+    def predicted(self, state, i):
+        return self.load[i] / state.capacity[i]
+
+    def _attach(self, state, j, i, reason=None):
+        state.attach(j, i, reason)
+        self.load[i] += self.size[j]
+        if i in self.index.key_of or reason is not None:
+            self.index.update(state, i)
+
+    def _detach(self, state, j):
+        i = state.detach(j)
+        self.load[i] -= self.size[j]
+        if i in self.index.key_of:
+            self.index.update(state, i)
+        return i
+
+    def _cooling(self, state, j):
+        last = state.vm_last_migrated[j]
+        return last is not None and state.now - last < self.cooldown
+
+    # -- cycle -------------------------------------------------------------
+    def place_new(self, state, j):
+        """Place a new instance by best fit on its full size."""
+        if getattr(self, '_placing', None) is not state:
+            self._placing = state
+            self._prepare(state)
+            self.index = _LoadIndex(self, state)
+            self._asleep = None
+        self.size.append(state.vm_demand[j])
+        dest = self.find_host(state, j, (), allow_wake=True)
+        if dest is not None:
+            self._attach(state, j, dest)
+        return dest
+
+    def decide(self, state, rng):
+        self._prepare(state)
+        self.index = _LoadIndex(self, state)
+        self._asleep = None
+        overloaded = [i for i in state.active_hosts if self.is_overloaded(state, i)]
+        excluded = set(overloaded)
+        leaving = []
+        for i in overloaded:
+            leaving.extend((j, i) for j in self.shed(state, i))
+            self.index.discard(i)
+        leaving.sort(key=lambda pair: -self.size[pair[0]])
+        for j, source in leaving:
+            dest = self.find_host(state, j, excluded, allow_wake=True)
+            if dest is None:
+                self._attach(state, j, source)
+            else:
+                self._attach(state, j, dest, OVERLOAD)
+        self.consolidate(state, excluded)
+
+    def is_overloaded(self, state, i):
+        return (state.demand[i] > self.overload_now * state.capacity[i]
+                or self.load[i] > self.overload_predicted * state.capacity[i])
+
+    def accepts(self, state, j, i):
+        """Host i can take instance j within both placement targets."""
+        cap = state.capacity[i]
+        return (self.load[i] + self.size[j] <= self.place_predicted * cap + 1e-9
+                and state.demand[i] + state.vm_demand[j] <= self.place_now * cap + 1e-9
+                and state.fits(j, i))
+
+    def _fits_targets(self, state, i):
+        cap = state.capacity[i]
+        return (state.demand[i] <= self.place_now * cap + 1e-9
+                and self.load[i] <= self.place_predicted * cap + 1e-9)
+
+    def shed(self, state, i):
+        """Detach the fewest instances that bring host i back to targets."""
+        gone = []
+        hard = state.demand[i] > state.capacity[i]
+        while not self._fits_targets(state, i):
+            movable = [j for j in state.vms[i] if state.movable[j]
+                       and (hard or not self._cooling(state, j))]
+            if not movable:
+                break
+            cap = state.capacity[i]
+            enough = [j for j in movable
+                      if state.demand[i] - state.vm_demand[j] <= self.place_now * cap
+                      and self.load[i] - self.size[j] <= self.place_predicted * cap]
+            if enough:
+                j = min(enough, key=lambda j: (state.vm_ram[j], self.size[j], j))
+            else:
+                j = max(movable, key=lambda j: (self.size[j], -j))
+            self._detach(state, j)
+            gone.append(j)
+        return gone
+
+    def find_host(self, state, j, excluded, allow_wake):
+        dest = self.index.best_fit(state, j, excluded)
+        if dest is None and allow_wake:
+            dest = self._wake_for(state, j)
+        return dest
+
+    def _wake_for(self, state, j):
+        """Wake the most efficient suspended host the instance fits on."""
+        if self._asleep is None:
+            self._asleep = sorted(state.suspended_hosts,
+                                  key=lambda i: (_watts_per_capacity(state, i), i))
+        for pos, i in enumerate(self._asleep):
+            if self.accepts(state, j, i):
+                del self._asleep[pos]
+                state.plan_wake(i)
+                self.index.update(state, i)
+                return i
+        return None
+
+    def consolidate(self, state, overloaded):
+        candidates = [i for i in state.active_hosts
+                      if i not in overloaded and (state.vms[i] or state.idle_draws_power)
+                      and self.load[i] < self.underload * state.capacity[i]]
+        # Least efficient hosts first, then those freed by fewest migrations.
+        candidates.sort(key=lambda i: (-_watts_per_capacity(state, i), len(state.vms[i]),
+                                       self.predicted(state, i), i))
+        receivers = set()
+        failures = 0
+        for i in candidates:
+            if failures >= GIVE_UP_AFTER:
+                break
+            if i in receivers or not state.may_suspend(i):
+                continue
+            if any(self._cooling(state, j) for j in state.vms[i]):
+                continue
+            if not self.evacuate(state, i, receivers):
+                failures += 1
+                continue
+            failures = 0
+            state.plan_suspend(i)
+            self.index.update(state, i)
+
+    def evacuate(self, state, i, receivers):
+        """Move all instances off host i, or none; True on success."""
+        self.index.discard(i)
+        journal = state.snapshot_journal()
+        moved = []
+        for j in sorted(state.vms[i], key=lambda j: -self.size[j]):
+            self._detach(state, j)
+            dest = self.index.best_fit(state, j, ())
+            if dest is None:
+                self._attach(state, j, i)
+                break
+            self._attach(state, j, dest, UNDERLOAD)
+            moved.append((j, dest))
+        else:
+            receivers.update(dest for _j, dest in moved)
+            return True
+        for j, dest in moved:
+            self.load[dest] -= self.size[j]
+            self.load[i] += self.size[j]
+        state.rollback(journal)
+        for dest in {dest for _j, dest in moved} | {i}:
+            self.index.update(state, dest)
+        return False
+
+
+class _LoadIndex:
+    """Usable hosts sorted by predicted fill (load / (place_predicted *
+    capacity), 1.0 = full), one sorted list per host kind (same CPU, core,
+    vCPU and RAM capacity), for best fit in about O(kinds * log n).
+
+    Hosts whose vCPUs or RAM cannot take even the smallest instance are
+    left out, so they do not clog the scan.
+    """
+
+    def __init__(self, policy, state):
+        self.policy = policy
+        self.kinds = {}      # kind -> sorted [(fill, -watts per capacity, host)]
+        self.kind_of = {}
+        self.key_of = {}
+        self.smallest_vcpus = min(state.vm_vcpus, default=0)
+        self.smallest_ram = min(state.vm_ram, default=0)
+        for i in state.active_hosts:
+            self.update(state, i)
+
+    def _kind(self, state, i):
+        kind = self.kind_of.get(i)
+        if kind is None:
+            kind = (state.capacity[i], state.pe_capacity[i], state.vcpu_capacity[i],
+                    state.ram_capacity[i])
+            self.kind_of[i] = kind
+        return kind
+
+    def discard(self, i):
+        old = self.key_of.pop(i, None)
+        if old is not None:
+            keys = self.kinds[self.kind_of[i]]
+            del keys[bisect.bisect_left(keys, old)]
+
+    def update(self, state, i):
+        self.discard(i)
+        full = (state.used_vcpus[i] + self.smallest_vcpus > state.vcpu_capacity[i]
+                or state.used_ram[i] + self.smallest_ram > state.ram_capacity[i])
+        if state.is_usable(i) and not full:
+            fill = self.policy.load[i] / (self.policy.place_predicted * state.capacity[i])
+            # Among equally filled hosts the scan meets the most efficient first.
+            key = (fill, -_watts_per_capacity(state, i), i)
+            self.key_of[i] = key
+            bisect.insort(self.kinds.setdefault(self._kind(state, i), []), key)
+
+    def best_fit(self, state, j, excluded):
+        """Fullest host that stays within both placement targets.
+
+        Per kind only the ``SCAN_LIMIT`` fullest hosts with enough predicted
+        room and the ``SCAN_LIMIT`` emptiest ones are examined, so a cycle
+        stays near-linear even when many instances fit nowhere.
+        """
+        policy = self.policy
+        size = policy.size[j]
+        per_core = state.vm_demand[j] / max(state.vm_vcpus[j], 1)
+        best = None
+        for (cap, pe, _vcpus, _ram), keys in self.kinds.items():
+            if per_core > pe or size > policy.place_predicted * cap:
+                continue
+            top = bisect.bisect_right(keys, (1.0 - size / (policy.place_predicted * cap) + 1e-9,
+                                             0.0, len(state.capacity)))
+            window = itertools.chain(range(top - 1, max(top - 1 - SCAN_LIMIT, -1), -1),
+                                     range(0, min(SCAN_LIMIT, top - SCAN_LIMIT)))
+            for k in window:
+                key = keys[k]
+                if best is not None and key <= best:
+                    break
+                i = key[2]
+                if i not in excluded and policy.accepts(state, j, i):
+                    best = key
+                    break
+        return None if best is None else best[2]
+
+
+def _watts_per_capacity(state, i):
+    """Peak power per unit of CPU capacity: lower is more efficient."""
+    return state.curve[i][10] / state.capacity[i]

@@ -1,0 +1,110 @@
+"""Host overload detectors (Beloglazov & Buyya 2012, CloudSim 3.0.3).
+
+Each detector answers ``is_overloaded(state, host)`` from the host's current
+demand and its history (newest first).  The adaptive ones fall back to a
+static 0.7 threshold while history is too short, as CloudSim does.
+"""
+
+import math
+
+from nova_drs.loadbalancer import stats
+
+
+class StaticThreshold:
+    """THR: overloaded when current demand exceeds a fixed fraction."""
+
+    def __init__(self, threshold=0.8):
+        self.threshold = threshold
+
+    def is_overloaded(self, state, i):
+        return state.demand[i] / state.capacity[i] > self.threshold
+
+
+FALLBACK = StaticThreshold(0.7)
+
+
+class InterQuartileRange:
+    """IQR: threshold 1 - s * IQR(history) once 12 non-zero samples exist."""
+
+    min_samples = 12
+
+    def __init__(self, safety=1.5, fallback=FALLBACK):
+        self.safety = safety
+        self.fallback = fallback
+
+    def spread(self, history):
+        return stats.iqr(history)
+
+    def is_overloaded(self, state, i):
+        history = state.history(i)
+        if stats.count_nonzero_prefix(history) < self.min_samples:
+            return self.fallback.is_overloaded(state, i)
+        threshold = 1 - self.safety * self.spread(history)
+        return state.demand[i] / state.capacity[i] > threshold
+
+
+class MedianAbsoluteDeviation(InterQuartileRange):
+    """MAD: threshold 1 - s * MAD(history)."""
+
+    def __init__(self, safety=2.5, fallback=FALLBACK):
+        super().__init__(safety, fallback)
+
+    def spread(self, history):
+        return stats.mad(history)
+
+
+class LocalRegression:
+    """LR: fit a line to the last 10 samples, predict one migration ahead;
+    overloaded when ``safety * predicted >= 1``."""
+
+    length = 10
+
+    def __init__(self, safety=1.2, migration_intervals=1, fallback=FALLBACK):
+        self.safety = safety
+        self.migration_intervals = migration_intervals
+        self.fallback = fallback
+
+    def fit(self, values):
+        return stats.linear_fit(values)
+
+    def is_overloaded(self, state, i):
+        history = state.history(i)
+        if len(history) < self.length:
+            return self.fallback.is_overloaded(state, i)
+        values = history[self.length - 1::-1]
+        intercept, slope = self.fit(values)
+        predicted = intercept + slope * (self.length + self.migration_intervals)
+        return predicted * self.safety >= 1
+
+
+class LocalRegressionRobust(LocalRegression):
+    """LRR: as LR, but samples whose residual exceeds six median absolute
+    residuals get zero weight (bisquare) and the line is refitted.
+
+    CloudSim 3.0.3 computes these weights but never applies them, which is
+    why its LRR equals LR; here they are applied.
+    """
+
+    def fit(self, values):
+        intercept, slope = stats.linear_fit(values)
+        residuals = [y - (intercept + slope * x) for x, y in enumerate(values, 1)]
+        scale = 6 * stats.median([abs(r) for r in residuals])
+        if scale == 0:
+            return intercept, slope
+        weights = [max(0.0, 1 - (r / scale) ** 2) ** 2 for r in residuals]
+        return _weighted_fit(values, weights) or (intercept, slope)
+
+
+def _weighted_fit(values, weights):
+    total = sum(weights)
+    if total == 0:
+        return None
+    mean_x = sum(w * x for x, w in enumerate(weights, 1)) / total
+    mean_y = sum(w * y for y, w in zip(values, weights, strict=True)) / total
+    sxx = sum(w * (x - mean_x) ** 2 for x, w in enumerate(weights, 1))
+    if sxx == 0 or math.isnan(sxx):
+        return None
+    sxy = sum(w * (x - mean_x) * (y - mean_y)
+              for x, (y, w) in enumerate(zip(values, weights, strict=True), 1))
+    slope = sxy / sxx
+    return mean_y - slope * mean_x, slope

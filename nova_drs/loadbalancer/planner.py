@@ -1,0 +1,56 @@
+"""Entry points of the decision core: plan a cycle, place new instances."""
+
+import gc
+import random
+
+from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import state as state_mod
+
+
+def plan(snapshot, policy, limits=model.DEFAULT_LIMITS, seed=0, suspend_idle=False):
+    """Validate the snapshot, run one decision cycle, return a Plan.
+
+    Deterministic for a given snapshot, policy and seed.  Raises
+    model.InvalidSnapshot (naming the object) instead of guessing.
+    ``suspend_idle`` also suspends active hosts left without instances: a
+    real empty host still draws power, while CloudSim's model (and so the
+    simulator) counts it as switched off. The daemon asks for it.
+    """
+    # A cycle allocates a few objects per instance and no reference cycles;
+    # pausing the collector saves repeated full scans of a large snapshot.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        model.validate(snapshot)
+        working = state_mod.WorkingState(snapshot, limits)
+        working.idle_draws_power = suspend_idle
+        policy.decide(working, random.Random(seed))
+        if suspend_idle:
+            _suspend_idle_hosts(working)
+        return working.to_plan()
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _suspend_idle_hosts(working):
+    """Suspend empty active hosts nothing is planned onto, floor permitting."""
+    targets = {i for _j, i, _r in working.moves}
+    for i in sorted(working.active_hosts, key=lambda i: working.host_names[i]):
+        if not working.vms[i] and i not in targets and working.may_suspend(i):
+            working.plan_suspend(i)
+
+
+def initial_placement(hosts, instances, policy):
+    """Place new instances one by one, in the given order, as CloudSim
+    allocates VMs at creation, with the policy's own placement rule;
+    returns {uuid: host name or None}."""
+    snapshot = model.Snapshot(tuple(hosts), ())
+    model.validate(snapshot)
+    working = state_mod.WorkingState(snapshot, model.SafetyLimits(0, 0))
+    result = {}
+    for inst in instances:
+        j = working.add_unplaced(inst)
+        dest = policy.place_new(working, j)
+        result[inst.uuid] = None if dest is None else working.host_names[dest]
+    return result

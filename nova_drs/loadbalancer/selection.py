@@ -1,0 +1,65 @@
+"""Which instance leaves an overloaded host (CloudSim VM selection)."""
+
+from nova_drs.loadbalancer import stats
+
+
+def _candidates(state, i):
+    return [j for j in state.vms[i] if state.movable[j]]
+
+
+class MinimumMigrationTime:
+    """MMT: the instance with the least RAM migrates fastest."""
+
+    def select(self, state, i, rng):
+        best, best_ram = None, None
+        for j in _candidates(state, i):
+            if best is None or state.vm_ram[j] < best_ram:
+                best, best_ram = j, state.vm_ram[j]
+        return best
+
+
+class MinimumUtilisation:
+    """MU: the instance with the lowest current CPU demand."""
+
+    def select(self, state, i, rng):
+        best, best_demand = None, None
+        for j in _candidates(state, i):
+            if best is None or state.vm_demand[j] < best_demand:
+                best, best_demand = j, state.vm_demand[j]
+        return best
+
+
+class RandomSelection:
+    """RS: a random instance, from the planner's seeded generator."""
+
+    def select(self, state, i, rng):
+        candidates = _candidates(state, i)
+        return rng.choice(candidates) if candidates else None
+
+
+class MaximumCorrelation:
+    """MC: the instance whose CPU history is best explained by the others
+    (highest R^2), i.e. the one most likely to peak with them; falls back to
+    MMT when the regression is not defined."""
+
+    fallback = MinimumMigrationTime()
+
+    def select(self, state, i, rng):
+        candidates = _candidates(state, i)
+        if not candidates:
+            return None
+        histories = [state.vm_history[j] for j in state.vms[i]]
+        length = min(len(h) for h in histories)
+        matrix = [h[:length] for h in histories]
+        best, best_r2 = None, None
+        try:
+            for pos, j in enumerate(state.vms[i]):
+                if not state.movable[j]:
+                    continue
+                others = matrix[:pos] + matrix[pos + 1:]
+                r2 = stats.r_squared(matrix[pos], others)
+                if best is None or r2 > best_r2:
+                    best, best_r2 = j, r2
+        except ValueError:
+            return self.fallback.select(state, i, rng)
+        return best

@@ -1,0 +1,35 @@
+"""Which hosts to try to empty, in order (the policy moves their instances
+only if all of them find a destination)."""
+
+import statistics
+
+
+class LeastUtilised:
+    """CloudSim: every active host with 0 < utilisation < 1, least utilised
+    first (utilisation as at the start of the cycle)."""
+
+    def candidates(self, state, excluded):
+        hosts = [i for i in state.active_hosts
+                 if i not in excluded and 0 < state.start_utilisation[i] < 1]
+        hosts.sort(key=lambda i: (state.start_utilisation[i], i))
+        return hosts
+
+
+class MeanBelowThreshold:
+    """Seed rule: mean CPU over the history, or RAM use, below thresholds."""
+
+    def __init__(self, cpu=0.2, memory=0.2):
+        self.cpu = cpu
+        self.memory = memory
+
+    def candidates(self, state, excluded):
+        hosts = []
+        for i in state.active_hosts:
+            if i in excluded or not state.vms[i]:
+                continue
+            history = state.history(i)
+            cpu = statistics.fmean(history) if history else state.utilisation(i)
+            ram = state.used_ram[i] / state.ram_capacity[i] if state.ram_capacity[i] else 0
+            if cpu < self.cpu or ram < self.memory:
+                hosts.append((cpu, i))
+        return [i for _cpu, i in sorted(hosts)]

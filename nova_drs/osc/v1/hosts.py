@@ -1,0 +1,156 @@
+"""``openstack drs host list|show|suspend|unsuspend|set|wake test``."""
+
+import sys
+import time
+
+from osc_lib.cli import parseractions
+from osc_lib.command import command
+from osc_lib import exceptions
+
+COLUMNS = (('Host', 'host'), ('State', 'suspend_state'), ('CPU %', 'cpu_used_percent'),
+           ('Memory Used', 'memory_used'), ('Memory Total', 'memory_total'),
+           ('Instances', 'instances'))
+LONG_COLUMNS = COLUMNS + (
+    ('Hypervisor Hostname', 'hypervisor_hostname'), ('vCPUs', 'vcpus'),
+    ('MAC To Wake', 'mac_to_wake'), ('Power Driver', 'power_driver'),
+    ('Power Mode', 'power_mode'), ('State Changed At', 'state_changed_at'),
+    ('State Reason', 'state_reason'))
+
+
+def show(data):
+    """(columns, values) of a dict, as cliff's ShowOne expects."""
+    keys = sorted(data)
+    return tuple(keys), tuple(data[key] for key in keys)
+
+
+class ListHost(command.Lister):
+    """List compute hosts with their DRS state and latest statistics."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--long', action='store_true', default=False,
+                            help='Also show hypervisor hostname, vCPUs, power settings and '
+                                 'the last state change')
+        return parser
+
+    def take_action(self, parsed_args):
+        columns = LONG_COLUMNS if parsed_args.long else COLUMNS
+        hosts = self.app.client_manager.drs.list_hosts()
+        return ([heading for heading, _ in columns],
+                [[host.get(key) for _, key in columns] for host in hosts])
+
+
+class ShowHost(command.ShowOne):
+    """Show one compute host with its DRS state and latest statistics."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
+        return parser
+
+    def take_action(self, parsed_args):
+        return show(self.app.client_manager.drs.get_host(parsed_args.host))
+
+
+class _StateChange(command.ShowOne):
+    action = None
+    verb = None
+    #: States that end the wait; reaching the first one is success.
+    targets = ()
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
+        parser.add_argument('--wait', action='store_true', default=False,
+                            help='Wait, showing progress on stderr, until the host reaches '
+                                 'its target state')
+        parser.add_argument('--timeout', metavar='<seconds>', type=float, default=900,
+                            help='Give up waiting after this many seconds (default 900)')
+        parser.add_argument('--poll-interval', metavar='<seconds>', type=float, default=5,
+                            help='Seconds between two state checks (default 5)')
+        return parser
+
+    def take_action(self, parsed_args):
+        client = self.app.client_manager.drs
+        host = client.action(self.action, host=parsed_args.host)['host']
+        sys.stderr.write('%s of %s accepted (state: %s)\n'
+                         % (self.verb, parsed_args.host, host['suspend_state']))
+        if parsed_args.wait:
+            host = self._wait(client, parsed_args)
+        return show(host)
+
+    def _wait(self, client, parsed_args):
+        deadline = time.monotonic() + parsed_args.timeout
+        state = None
+        while True:
+            host = client.get_host(parsed_args.host)
+            if host['suspend_state'] != state:
+                state = host['suspend_state']
+                sys.stderr.write('%s: %s\n' % (parsed_args.host, state))
+            if state in self.targets:
+                if state != self.targets[0]:
+                    raise exceptions.CommandError('%s of %s failed: it is %s'
+                                                  % (self.verb, parsed_args.host, state))
+                return host
+            if time.monotonic() >= deadline:
+                raise exceptions.CommandError(
+                    'timed out after %ss waiting for %s to become %s (still %s)'
+                    % (parsed_args.timeout, parsed_args.host, self.targets[0], state))
+            time.sleep(parsed_args.poll_interval)
+
+
+class SuspendHost(_StateChange):
+    """Ask the DRS daemon to evacuate and suspend a host."""
+
+    action = 'suspend_host'
+    verb = 'Suspend'
+    targets = ('suspended', 'error', 'active')
+
+
+class UnsuspendHost(_StateChange):
+    """Ask the DRS daemon to wake a suspended host, or cancel a pending suspend."""
+
+    action = 'unsuspend_host'
+    verb = 'Unsuspend'
+    targets = ('active', 'error')
+
+
+class SetHost(command.ShowOne):
+    """Set a host's power driver, power mode, wake MAC address and driver options."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
+        parser.add_argument('--power-driver', metavar='<driver>', required=True,
+                            help='Power driver name (e.g. ipmi, redfish, wol)')
+        parser.add_argument('--power-mode', metavar='<mode>', choices=['s3', 'off'],
+                            help='How the host is suspended: s3 (suspend to RAM) or off')
+        parser.add_argument('--mac-to-wake', metavar='<mac>',
+                            help='MAC address for Wake-on-LAN')
+        parser.add_argument('--power-option', metavar='<key=value>',
+                            action=parseractions.KeyValueAction, default={},
+                            help='Driver option (repeat for several); stored, never shown')
+        return parser
+
+    def take_action(self, parsed_args):
+        arguments = {'host': parsed_args.host, 'driver': parsed_args.power_driver}
+        if parsed_args.power_mode:
+            arguments['mode'] = parsed_args.power_mode
+        if parsed_args.mac_to_wake:
+            arguments['mac_to_wake'] = parsed_args.mac_to_wake
+        if parsed_args.power_option:
+            arguments['options'] = parsed_args.power_option
+        return show(self.app.client_manager.drs.action('set_power', **arguments)['host'])
+
+
+class WakeTestHost(command.ShowOne):
+    """Ask the DRS daemon to test suspending and waking a host."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
+        return parser
+
+    def take_action(self, parsed_args):
+        return show(self.app.client_manager.drs.action('wake_test',
+                                                       host=parsed_args.host)['request'])

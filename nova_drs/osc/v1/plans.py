@@ -1,0 +1,44 @@
+"""``openstack drs plan show|approve|reject``: the loadbalancer's plans."""
+
+from osc_lib.command import command
+
+from nova_drs.osc.v1 import hosts
+
+
+class ShowPlan(command.ShowOne):
+    """Show the last plan of the loadbalancer with its reasons."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--cluster', metavar='<cluster>',
+                            help='Show the last plan of this cluster only')
+        return parser
+
+    def take_action(self, parsed_args):
+        plan = self.app.client_manager.drs.get_plan(parsed_args.cluster)
+        return hosts.show(plan or {'id': None, 'status': 'no plan yet'})
+
+
+class _Decide(command.ShowOne):
+    decision = None
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('plan_id', metavar='<plan-id>', type=int, help='ID of the plan')
+        return parser
+
+    def take_action(self, parsed_args):
+        return hosts.show(self.app.client_manager.drs.decide_plan(self.decision,
+                                                                  parsed_args.plan_id))
+
+
+class ApprovePlan(_Decide):
+    """Approve a pending plan (manual mode): the daemon carries it out."""
+
+    decision = 'approve'
+
+
+class RejectPlan(_Decide):
+    """Reject a pending plan (manual mode)."""
+
+    decision = 'reject'

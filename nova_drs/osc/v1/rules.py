@@ -1,0 +1,50 @@
+"""``openstack drs rule list|create|delete``: allow/deny rules of the loadbalancer."""
+
+from osc_lib.command import command
+
+from nova_drs.osc.v1 import hosts
+
+COLUMNS = (('ID', 'id'), ('Type', 'type'), ('Value', 'value'), ('Allow', 'allow'))
+
+
+class ListRule(command.Lister):
+    """List the allow/deny rules."""
+
+    def take_action(self, parsed_args):
+        rules = self.app.client_manager.drs.list_rules()
+        return ([heading for heading, _ in COLUMNS],
+                [[rule.get(key) for _, key in COLUMNS] for rule in rules])
+
+
+class CreateRule(command.ShowOne):
+    """Create an allow/deny rule matching hosts by a regular expression."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('value', metavar='<regex>',
+                            help='Regular expression on the host, aggregate or zone name')
+        parser.add_argument('--type', required=True,
+                            choices=['host', 'aggregate', 'availability_zone'],
+                            help='What the expression matches')
+        allow = parser.add_mutually_exclusive_group(required=True)
+        allow.add_argument('--allow', dest='allow', action='store_true',
+                           help='The loadbalancer may use matching hosts')
+        allow.add_argument('--deny', dest='allow', action='store_false',
+                           help='The loadbalancer never touches matching hosts')
+        return parser
+
+    def take_action(self, parsed_args):
+        return hosts.show(self.app.client_manager.drs.create_rule(
+            parsed_args.type, parsed_args.value, parsed_args.allow))
+
+
+class DeleteRule(command.Command):
+    """Delete an allow/deny rule."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('rule_id', metavar='<rule-id>', help='ID of the rule')
+        return parser
+
+    def take_action(self, parsed_args):
+        self.app.client_manager.drs.delete_rule(parsed_args.rule_id)

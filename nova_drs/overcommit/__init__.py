@@ -1,0 +1,1 @@
+"""Per-aggregate CPU/RAM overcommit: accounting, recording, placement sync."""

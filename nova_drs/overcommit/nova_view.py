@@ -1,0 +1,87 @@
+"""What nova knows about aggregates, compute nodes and instances (read only).
+
+Uses nova's own objects, so it works wherever nova.conf gives access to
+nova's API and cell databases (controllers, nova-drs-manage, the daemon).
+"""
+
+from nova import context as nova_context
+from nova import exception
+from nova import objects
+
+from nova_drs.overcommit import ratios
+
+
+def aggregates(ctxt):
+    """[{'name', 'id', 'hosts', 'metadata'}] of every host aggregate."""
+    return [{'name': agg.name, 'id': agg.id, 'hosts': list(agg.hosts or []),
+             'metadata': dict(agg.metadata or {})}
+            for agg in objects.AggregateList.get_all(ctxt)]
+
+
+class _Aggregate:
+    def __init__(self, record):
+        self.name, self.id, self.metadata = record['name'], record['id'], record['metadata']
+
+
+def aggregates_by_host(aggregate_records):
+    """{host: [aggregate-like objects]} for ratios.aggregate_ratio()."""
+    by_host = {}
+    for record in aggregate_records:
+        for host in record['hosts']:
+            by_host.setdefault(host, []).append(_Aggregate(record))
+    return by_host
+
+
+def _results(gathered):
+    for cell_uuid, result in gathered.items():
+        if isinstance(result, Exception) or result is nova_context.did_not_respond_sentinel:
+            raise RuntimeError('cell %s did not answer: %s' % (cell_uuid, result))
+        yield from result
+
+
+def compute_nodes(ctxt):
+    """{host: [compute node dict]} across all cells."""
+    nodes = {}
+    gathered = nova_context.scatter_gather_skip_cell0(ctxt, objects.ComputeNodeList.get_all)
+    for node in _results(gathered):
+        nodes.setdefault(node.host, []).append({
+            'uuid': node.uuid, 'nodename': node.hypervisor_hostname,
+            'vcpus': node.vcpus, 'vcpus_used': node.vcpus_used,
+            'memory_mb': node.memory_mb, 'memory_mb_used': node.memory_mb_used,
+            'cpu_allocation_ratio': node.cpu_allocation_ratio,
+            'ram_allocation_ratio': node.ram_allocation_ratio})
+    return nodes
+
+
+def instances(ctxt):
+    """[{'uuid', 'host', 'vcpus', 'memory_mb'}] of every non-deleted instance on a host."""
+    def _list(cctxt):
+        return objects.InstanceList.get_by_filters(
+            cctxt, {'deleted': False}, expected_attrs=['flavor'])
+    gathered = nova_context.scatter_gather_skip_cell0(ctxt, _list)
+    return [{'uuid': inst.uuid, 'host': inst.host, 'vcpus': inst.flavor.vcpus,
+             'memory_mb': inst.flavor.memory_mb}
+            for inst in _results(gathered) if inst.host]
+
+
+class RatioLookup:
+    """Current (cpu, ram) ratios of a host: its aggregates', else its own."""
+
+    def __init__(self, conf):
+        self._conf = conf
+
+    def __call__(self, host):
+        ctxt = nova_context.get_admin_context()
+        aggs = objects.AggregateList.get_by_host(ctxt, host)
+        cpu_own, ram_own = self._own_ratios(ctxt, host)
+        return ratios.host_ratios(aggs, cpu_own, ram_own)
+
+    def _own_ratios(self, ctxt, host):
+        try:
+            mapping = objects.HostMapping.get_by_host(ctxt, host)
+            with nova_context.target_cell(ctxt, mapping.cell_mapping) as cctxt:
+                node = objects.ComputeNodeList.get_all_by_host(cctxt, host)[0]
+            return node.cpu_allocation_ratio, node.ram_allocation_ratio
+        except (exception.NotFound, IndexError):
+            return (self._conf.initial_cpu_allocation_ratio,
+                    self._conf.initial_ram_allocation_ratio)

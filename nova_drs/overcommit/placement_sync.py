@@ -1,0 +1,176 @@
+"""Push per-aggregate ratios into placement, and the capacity report.
+
+Placement drops hosts on its own ``allocation_ratio`` before any filter
+runs, so every member host's VCPU/MEMORY_MB inventory must carry the
+aggregate's ratio. ``sync`` writes only what differs, retries on inventory
+generation conflicts and notices computes that overwrite the ratio from
+their own nova.conf. It takes a keystoneauth Adapter (raise_exc=False) for
+placement, so the CLI, the daemon and the functional tests share it.
+"""
+
+import dataclasses
+
+from nova_drs.overcommit import accounting
+from nova_drs.overcommit import nova_view
+from nova_drs.overcommit import ratios
+from nova_drs.overcommit import store
+
+PLACEMENT_VERSION = '1.26'
+MAX_CONFLICT_RETRIES = 5
+RESOURCES = (('VCPU', accounting.CPU_KEY), ('MEMORY_MB', accounting.RAM_KEY))
+
+
+class PlacementError(Exception):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    aggregates: str
+    host: str
+    node: str
+    resource_class: str
+    old: float
+    new: float
+
+
+@dataclasses.dataclass
+class SyncResult:
+    changes: list = dataclasses.field(default_factory=list)
+    warnings: list = dataclasses.field(default_factory=list)
+
+
+def _inventories(placement, rp_uuid):
+    response = placement.get('/resource_providers/%s/inventories' % rp_uuid,
+                             microversion=PLACEMENT_VERSION)
+    if response.status_code != 200:
+        raise PlacementError('cannot read inventories of resource provider %s: HTTP %s %s'
+                             % (rp_uuid, response.status_code, response.text[:200]))
+    return response.json()
+
+
+def _set_ratio(placement, rp_uuid, resource_class, ratio):
+    """PUT one inventory with a new allocation_ratio; re-read and retry on 409."""
+    for _attempt in range(MAX_CONFLICT_RETRIES):
+        body = _inventories(placement, rp_uuid)
+        inventory = dict(body['inventories'][resource_class])
+        inventory['allocation_ratio'] = ratio
+        inventory['resource_provider_generation'] = body['resource_provider_generation']
+        response = placement.put(
+            '/resource_providers/%s/inventories/%s' % (rp_uuid, resource_class),
+            json=inventory, microversion=PLACEMENT_VERSION)
+        if response.status_code == 200:
+            return
+        if response.status_code != 409:
+            raise PlacementError('cannot set %s allocation_ratio of resource provider %s: '
+                                 'HTTP %s %s' % (resource_class, rp_uuid,
+                                                 response.status_code, response.text[:200]))
+    raise PlacementError('resource provider %s kept changing (generation conflict %d '
+                         'times); run the sync again' % (rp_uuid, MAX_CONFLICT_RETRIES))
+
+
+def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
+         dry_run=False):
+    """Make placement's ratios of aggregate member hosts equal the aggregates'.
+
+    ``aggregates``: nova_view.aggregates(); ``nodes_by_host``:
+    nova_view.compute_nodes(). Hosts with no valid ratio metadata are left
+    alone. Returns a SyncResult with the changes made (or to make, dry run)
+    and warnings about computes that overwrite synced ratios.
+    """
+    if only_aggregate and only_aggregate not in {a['name'] for a in aggregates}:
+        raise ValueError('no aggregate named %r' % only_aggregate)
+    by_host = nova_view.aggregates_by_host(aggregates)
+    hosts = sorted({host for agg in aggregates
+                    if only_aggregate in (None, agg['name']) for host in agg['hosts']})
+    previous = store.synced_ratios(database)
+    result = SyncResult()
+    for host in hosts:
+        host_aggs = by_host.get(host, [])
+        names = ','.join(sorted(agg.name for agg in host_aggs))
+        nodes = nodes_by_host.get(host)
+        if not nodes:
+            result.warnings.append('host %s (aggregate %s) has no compute node: skipped'
+                                   % (host, names))
+            continue
+        for node in nodes:
+            inventories = _inventories(placement, node['uuid'])['inventories']
+            for resource_class, key in RESOURCES:
+                target = ratios.aggregate_ratio(host_aggs, key, None)
+                if target is None or resource_class not in inventories:
+                    continue
+                current = inventories[resource_class]['allocation_ratio']
+                last = previous.get((host, resource_class))
+                if last is not None and last == target and current != target:
+                    result.warnings.append(
+                        'host %s: placement %s allocation_ratio was set to %s by the last '
+                        'sync but is now %s (nova-compute reports %s=%s): nova-compute on '
+                        '%s overwrites it because %s is set in its nova.conf; unset it '
+                        'there so the aggregate ratio persists'
+                        % (host, resource_class, target, current, key, node.get(key),
+                           host, key))
+                if current != target:
+                    result.changes.append(Change(names, host, node['nodename'],
+                                                 resource_class, current, target))
+                    if not dry_run:
+                        _set_ratio(placement, node['uuid'], resource_class, target)
+                if not dry_run:
+                    store.remember_synced(database, host, resource_class, target)
+    return result
+
+
+def reconcile(database, instances, ratio_of_host, dry_run=False):
+    """Record instances nova-drs never saw land, with their host's current ratios.
+
+    Also re-records instances whose recorded host is not their host any more
+    (a missed move notification) and forgets recorded instances that no
+    longer exist. Returns (recorded, forgotten) counts.
+    """
+    recorded_hosts = store.hosts_of_recorded(database)
+    live = {inst['uuid'] for inst in instances}
+    recorded = 0
+    for inst in instances:
+        if recorded_hosts.get(inst['uuid']) == inst['host']:
+            continue
+        recorded += 1
+        if not dry_run:
+            cpu_ratio, ram_ratio = ratio_of_host(inst['host'])
+            store.record(database, inst['uuid'], inst['host'], inst['vcpus'],
+                         inst['memory_mb'], cpu_ratio, ram_ratio, 'sync')
+    gone = [uuid for uuid in recorded_hosts if uuid not in live]
+    if not dry_run:
+        for uuid in gone:
+            store.forget(database, uuid)
+    return recorded, len(gone)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportRow:
+    aggregates: str
+    host: str
+    resource: str
+    capacity: accounting.Capacity
+
+
+def report(database, aggregates, nodes_by_host):
+    """Capacity of every host in an aggregate, with the deployed-with rule.
+
+    Used = nova's used amount (flavor sizes, plus reserved host memory) plus
+    the scaling of instances recorded with a smaller ratio (``f / x * y``).
+    """
+    by_host = nova_view.aggregates_by_host(aggregates)
+    usage = store.usage_by_host(database)
+    rows = []
+    for host in sorted(by_host):
+        names = ','.join(sorted(agg.name for agg in by_host[host]))
+        recorded = usage.get(host, {})
+        for node in nodes_by_host.get(host, []):
+            for resource, key, physical, used, own in (
+                    ('vcpus', accounting.CPU_KEY, node['vcpus'], node['vcpus_used'],
+                     node['cpu_allocation_ratio']),
+                    ('memory_mb', accounting.RAM_KEY, node['memory_mb'],
+                     node['memory_mb_used'], node['ram_allocation_ratio'])):
+                ratio = ratios.aggregate_ratio(by_host[host], key, own)
+                cap = accounting.capacity(physical, ratio, used, recorded.get(resource, {}))
+                rows.append(ReportRow(names, host, resource, cap))
+    return rows

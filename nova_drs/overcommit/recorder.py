@@ -1,0 +1,72 @@
+"""Records the ratios each instance lands with, from nova's versioned notifications.
+
+An oslo.messaging notification endpoint: the nova-drs daemon listens on
+nova's ``versioned_notifications`` topic with it. Landing events record
+(or re-record, after a move) the instance's host, flavor size and the
+host's current ratios; ``instance.delete.end`` forgets the instance.
+"""
+
+from oslo_log import log as logging
+import oslo_messaging
+
+from nova_drs.overcommit import store
+
+LOG = logging.getLogger(__name__)
+
+#: Versioned notifications after which the instance runs on ``payload.host``.
+#: Not ``instance.live_migration_post.end``: the source emits it with the
+#: source host still in the payload. Evacuation ends with rebuild.end on the
+#: destination; cold migration and resize with resize_finish.end.
+LANDING_EVENTS = (
+    'instance.create.end',
+    'instance.live_migration_post_dest.end',
+    'instance.resize_finish.end',
+    'instance.rebuild.end',
+    'instance.unshelve.end',
+)
+DELETE_EVENTS = ('instance.delete.end',)
+
+
+def _data(obj):
+    return (obj or {}).get('nova_object.data', obj or {})
+
+
+class OvercommitRecorder:
+    """Notification endpoint: ``info(ctxt, publisher_id, event_type, payload, metadata)``.
+
+    ``ratio_lookup(host) -> (cpu_ratio, ram_ratio)`` gives the host's current
+    effective ratios (nova_view.RatioLookup in production).
+    """
+
+    filter_rule = oslo_messaging.NotificationFilter(
+        event_type='^(%s)$' % '|'.join(
+            event.replace('.', r'\.') for event in LANDING_EVENTS + DELETE_EVENTS))
+
+    def __init__(self, database, ratio_lookup):
+        self._database = database
+        self._ratio_lookup = ratio_lookup
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        try:
+            self.handle(event_type, payload)
+        except Exception:
+            LOG.exception('Could not record overcommit ratios from %s', event_type)
+        return oslo_messaging.NotificationResult.HANDLED
+
+    def handle(self, event_type, payload):
+        data = _data(payload)
+        instance_uuid = data.get('uuid')
+        if not instance_uuid:
+            return
+        if event_type in DELETE_EVENTS:
+            store.forget(self._database, instance_uuid)
+            return
+        host = data.get('host')
+        if event_type not in LANDING_EVENTS or not host:
+            return
+        flavor = _data(data.get('flavor'))
+        cpu_ratio, ram_ratio = self._ratio_lookup(host)
+        store.record(self._database, instance_uuid, host, flavor.get('vcpus'),
+                     flavor.get('memory_mb'), cpu_ratio, ram_ratio, event_type)
+        LOG.debug('Recorded %s on %s with cpu ratio %s, ram ratio %s (%s)',
+                  instance_uuid, host, cpu_ratio, ram_ratio, event_type)

@@ -1,0 +1,99 @@
+"""DRS database access for overcommit: deployed-with ratios, synced ratios."""
+
+import collections
+import threading
+
+import sqlalchemy as sa
+
+from nova_drs.db import api as db_api
+from nova_drs.db import models
+
+_databases = {}
+_databases_lock = threading.Lock()
+
+
+def database(conf):
+    """The process-wide Database for ``conf``'s DRS connection (created once)."""
+    connection = db_api.connection_from_conf(conf)
+    with _databases_lock:
+        if connection not in _databases:
+            _databases[connection] = db_api.Database.from_conf(conf)
+        return _databases[connection]
+
+
+def record(database, instance_uuid, host, vcpus, memory_mb, cpu_ratio, ram_ratio,
+           recorded_by):
+    """Remember (or re-remember after a move) the ratios an instance landed with."""
+    values = dict(host=host, vcpus=int(vcpus or 0), memory_mb=int(memory_mb or 0),
+                  cpu_allocation_ratio=cpu_ratio, ram_allocation_ratio=ram_ratio,
+                  recorded_by=recorded_by)
+    with database.writer() as session:
+        row = session.get(models.InstanceOvercommit, instance_uuid)
+        if row is None:
+            session.add(models.InstanceOvercommit(instance_uuid=instance_uuid, **values))
+        else:
+            for name, value in values.items():
+                setattr(row, name, value)
+
+
+def forget(database, instance_uuid):
+    with database.writer() as session:
+        session.execute(sa.delete(models.InstanceOvercommit).filter_by(
+            instance_uuid=instance_uuid))
+
+
+def get(database, instance_uuid):
+    with database.reader() as session:
+        row = session.get(models.InstanceOvercommit, instance_uuid)
+        if row is None:
+            return None
+        return {'instance_uuid': row.instance_uuid, 'host': row.host,
+                'vcpus': row.vcpus, 'memory_mb': row.memory_mb,
+                'cpu_allocation_ratio': row.cpu_allocation_ratio,
+                'ram_allocation_ratio': row.ram_allocation_ratio,
+                'recorded_by': row.recorded_by}
+
+
+def hosts_of_recorded(database):
+    """{instance_uuid: host} of every recorded instance."""
+    table = models.InstanceOvercommit.__table__
+    with database.reader() as session:
+        return dict(session.execute(sa.select(table.c.instance_uuid, table.c.host)).all())
+
+
+def usage_by_host(database):
+    """Recorded flavor amounts per host and deployed-with ratio, in one query.
+
+    Returns ``{host: {'vcpus': {ratio: sum}, 'memory_mb': {ratio: sum}}}``.
+    """
+    table = models.InstanceOvercommit.__table__
+    query = (sa.select(table.c.host, table.c.cpu_allocation_ratio,
+                       table.c.ram_allocation_ratio,
+                       sa.func.sum(table.c.vcpus), sa.func.sum(table.c.memory_mb))
+             .group_by(table.c.host, table.c.cpu_allocation_ratio,
+                       table.c.ram_allocation_ratio))
+    usage = collections.defaultdict(lambda: {'vcpus': collections.Counter(),
+                                             'memory_mb': collections.Counter()})
+    with database.reader() as session:
+        for host, cpu_ratio, ram_ratio, vcpus, memory_mb in session.execute(query):
+            usage[host]['vcpus'][cpu_ratio] += vcpus or 0
+            usage[host]['memory_mb'][ram_ratio] += memory_mb or 0
+    return dict(usage)
+
+
+def synced_ratios(database):
+    """{(host, resource_class): ratio} last written into placement by a sync."""
+    table = models.OvercommitSyncedRatio.__table__
+    with database.reader() as session:
+        return {(host, rc): ratio for host, rc, ratio in session.execute(
+            sa.select(table.c.host, table.c.resource_class, table.c.allocation_ratio))}
+
+
+def remember_synced(database, host, resource_class, ratio):
+    with database.writer() as session:
+        row = session.get(models.OvercommitSyncedRatio, (host, resource_class))
+        if row is None:
+            session.add(models.OvercommitSyncedRatio(
+                host=host, resource_class=resource_class, allocation_ratio=ratio))
+        else:
+            row.allocation_ratio = ratio

@@ -1,0 +1,125 @@
+"""Redfish power driver (sushy): ComputerSystem.Reset and PowerState."""
+
+import urllib.parse
+
+import sushy
+
+from nova_drs.power import base
+
+_RESET_ACTION = '#ComputerSystem.Reset'
+_ALLOWED = 'ResetType@Redfish.AllowableValues'
+
+_STATUS = {
+    sushy.PowerState.ON: base.ON,
+    sushy.PowerState.OFF: base.OFF,
+    sushy.PowerState.PAUSED: base.SUSPENDED,
+}
+
+
+def parse_verify(value):
+    """``verify`` as sushy wants it: True, False or a CA bundle path."""
+    if isinstance(value, bool):
+        return value
+    lowered = str(value).strip().lower()
+    if lowered in ('true', 'yes', '1'):
+        return True
+    if lowered in ('false', 'no', '0'):
+        return False
+    return str(value)
+
+
+class RedfishDriver(base.PowerDriver):
+    """Powers the host's ComputerSystem on and off through its Redfish BMC.
+
+    Mode ``off``: suspend = ``GracefulShutdown``; with
+    ``force_off_fallback`` true, ``ForceOff`` when the BMC does not offer or
+    rejects GracefulShutdown. Mode ``s3``: suspend = ``Suspend``, only if
+    the BMC lists it in ``ResetType@Redfish.AllowableValues`` (Redfish has
+    no S3 proper; its Suspend keeps the state and restores it on power on),
+    else a PowerError. Wake = ``Resume`` for a ``Paused`` system when
+    offered, else ``On``. Status: On -> on, Off -> off, Paused ->
+    suspended, PoweringOn/PoweringOff -> unknown. Options: ``url``
+    (https://bmc, no credentials inside), ``username``, ``password``
+    (secret), ``system_id`` (needed when the BMC has several systems),
+    ``verify`` (bool or CA path, default ``[drs_power] redfish_verify``),
+    ``force_off_fallback``.
+    """
+
+    NAME = 'redfish'
+    MODES = base.MODES
+    OPTIONS = {
+        'type': 'object',
+        'additionalProperties': False,
+        'required': ['url'],
+        'properties': {
+            'url': {'type': 'string', 'pattern': '^https?://[^/@]+',
+                    'description': 'BMC base URL, e.g. https://10.0.0.5'},
+            'username': {'type': 'string'},
+            'password': {'type': 'string', 'secret': True},
+            'system_id': {'type': 'string', 'minLength': 1},
+            'verify': {'type': ['boolean', 'string']},
+            'force_off_fallback': {'type': 'boolean'},
+        },
+    }
+
+    @classmethod
+    def check(cls, mode, options):
+        super().check(mode, options)
+        if urllib.parse.urlsplit(options['url']).password is not None:
+            raise base.PowerError('redfish url must not contain credentials; '
+                                  'use the username and password options')
+
+    def _system(self, target):
+        defaults = self.conf.drs_power
+        options = target.options
+        connection = sushy.Sushy(
+            options['url'], username=options.get('username'),
+            password=options.get('password'),
+            verify=parse_verify(self.option(target, 'verify', defaults.redfish_verify)),
+            read_timeout=defaults.timeout, connect_timeout=defaults.timeout,
+            server_side_retries=defaults.redfish_retries, server_side_retries_delay=1)
+        system_id = options.get('system_id')
+        if system_id and not system_id.startswith('/'):
+            system_id = '/redfish/v1/Systems/%s' % system_id
+        return connection.get_system(system_id)
+
+    @staticmethod
+    def _advertised(system):
+        """Reset types the BMC lists; None when it does not say."""
+        action = (system.json.get('Actions') or {}).get(_RESET_ACTION) or {}
+        values = action.get(_ALLOWED)
+        return None if values is None else set(values)
+
+    def _suspend(self, target):
+        system = self._system(target)
+        advertised = self._advertised(system)
+        if target.mode == base.MODE_S3:
+            if advertised is None or 'Suspend' not in advertised:
+                raise base.PowerError('the BMC does not offer Suspend; set power mode off')
+            system.reset_system(sushy.ResetType.SUSPEND)
+            return
+        if system.power_state == sushy.PowerState.OFF:
+            return
+        force_off = bool(target.options.get('force_off_fallback'))
+        if advertised is None or 'GracefulShutdown' in advertised:
+            try:
+                system.reset_system(sushy.ResetType.GRACEFUL_SHUTDOWN)
+                return
+            except sushy.exceptions.SushyError:
+                if not force_off:
+                    raise
+        elif not force_off:
+            raise base.PowerError('the BMC does not offer GracefulShutdown and '
+                                  'force_off_fallback is not set')
+        system.reset_system(sushy.ResetType.FORCE_OFF)
+
+    def _wake(self, target):
+        system = self._system(target)
+        advertised = self._advertised(system) or set()
+        if system.power_state == sushy.PowerState.PAUSED and 'Resume' in advertised:
+            system.reset_system(sushy.ResetType.RESUME)
+        elif system.power_state != sushy.PowerState.ON:
+            system.reset_system(sushy.ResetType.ON)
+
+    def _status(self, target):
+        return _STATUS.get(self._system(target).power_state, base.UNKNOWN)

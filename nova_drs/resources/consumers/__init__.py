@@ -1,0 +1,1 @@
+"""Built-in scheduler consumer plugins (namespace ``nova_drs.scheduler.consumers``)."""

@@ -1,0 +1,50 @@
+"""Load plugins named in an option: entry point names or ``module:Class``."""
+
+from oslo_log import log as logging
+from oslo_utils import importutils
+from stevedore import extension
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_NAMESPACE = 'nova_drs.compute.resources'
+CONSUMER_NAMESPACE = 'nova_drs.scheduler.consumers'
+
+
+class PluginLoadError(Exception):
+    """A configured plugin does not exist or cannot be created."""
+
+
+def load(namespace, names, base_class):
+    """Instances of the plugins ``names`` in order; bad names raise PluginLoadError.
+
+    A name with ":" is a "package.module:Class" path, anything else an entry
+    point of ``namespace``.
+    """
+    names = [name.strip() for name in names if name.strip()]
+    if not names:
+        return []
+    entry_points = {ext.name: ext for ext in extension.ExtensionManager(namespace)}
+    plugins = []
+    for name in names:
+        if ':' in name:
+            module, _, cls = name.partition(':')
+            try:
+                plugin_class = importutils.import_class('%s.%s' % (module, cls))
+            except (ImportError, ValueError, AttributeError) as exc:
+                raise PluginLoadError('cannot import plugin %s: %s' % (name, exc)) from None
+        elif name in entry_points:
+            plugin_class = entry_points[name].plugin
+        else:
+            raise PluginLoadError('unknown plugin %r: not an entry point of %s (known: %s)'
+                                  % (name, namespace, ', '.join(sorted(entry_points)) or
+                                     'none'))
+        if not (isinstance(plugin_class, type) and issubclass(plugin_class, base_class)):
+            raise PluginLoadError('plugin %s is not a %s' % (name, base_class.__name__))
+        try:
+            plugin = plugin_class()
+        except Exception as exc:
+            raise PluginLoadError('cannot create plugin %s: %s' % (name, exc)) from None
+        plugin.name = name
+        plugins.append(plugin)
+    LOG.info('Loaded %s plugins: %s', namespace, ', '.join(names))
+    return plugins

@@ -1,0 +1,1 @@
+"""Built-in compute resource plugins (namespace ``nova_drs.compute.resources``)."""

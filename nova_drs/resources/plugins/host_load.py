@@ -1,0 +1,44 @@
+"""host_load: actual CPU and memory use of the hypervisor host."""
+
+import psutil
+
+from nova_drs.resources import base
+
+CPU_KEY = 'drs_cpu_used_percent'
+MEMORY_USED_KEY = 'drs_memory_used_mb'
+MEMORY_TOTAL_KEY = 'drs_memory_total_mb'
+MB = 1024 * 1024
+
+
+class HostLoad(base.ComputeResourcePlugin):
+    """Reports ``drs_cpu_used_percent``, ``drs_memory_used_mb``, ``drs_memory_total_mb``.
+
+    CPU comes from the virt driver's host CPU times (nova's ``cpu.percent``)
+    when the driver provides a value for the period, otherwise from psutil
+    (busy time of the whole host since the previous period). Memory is what
+    the host's kernel reports as not available (psutil), so page cache does
+    not count as used.
+    """
+
+    def __init__(self):
+        self._cpu = None
+        self._memory = None
+        psutil.cpu_percent(interval=None)  # baseline for the first period
+
+    def reset(self, resources, driver):
+        if resources.cpu_percent is not None:
+            self._cpu = float(resources.cpu_percent)
+        else:
+            self._cpu = psutil.cpu_percent(interval=None)
+        memory = psutil.virtual_memory()
+        self._memory = (int((memory.total - memory.available) / MB), int(memory.total / MB))
+
+    def write(self, stats):
+        stats[CPU_KEY] = '%.1f' % self._cpu
+        stats[MEMORY_USED_KEY] = str(self._memory[0])
+        stats[MEMORY_TOTAL_KEY] = str(self._memory[1])
+
+    def report(self):
+        return {'host_stats': {'cpu_used_percent': self._cpu,
+                               'memory_used': self._memory[0],
+                               'memory_total': self._memory[1]}}

@@ -1,0 +1,70 @@
+"""instance_stats: per-instance CPU %, memory and disk I/O rate from the virt driver."""
+
+import time
+
+from oslo_utils import timeutils
+
+from nova_drs.resources import base
+from nova_drs.resources import counters
+
+
+def _field(obj, name):
+    """A nova object's field, None when the driver did not set it."""
+    return getattr(obj, name) if obj.obj_attr_is_set(name) else None
+
+
+class InstanceStats(base.ComputeResourcePlugin):
+    """Samples every instance on the node with ``get_instance_diagnostics``.
+
+    CPU time is the sum over the instance's vCPUs (libvirt domain stats in
+    production); CPU % is its increase over the period divided by the
+    period and the vCPU count (see ``counters.cpu_percent`` for wrap-around,
+    restarts and resizes). Memory is what the driver reports in use, else
+    the flavor's memory. Disk I/O is read plus write requests of all disks,
+    reported as a rate. Instances the driver cannot describe are left out.
+    """
+
+    def __init__(self, clock=time.monotonic):
+        self._clock = clock
+        self._driver = None
+        self._previous = {}
+        self._samples = []
+
+    def reset(self, resources, driver):
+        self._driver = driver
+        self._samples = []
+
+    def remove_instance(self, usage):
+        self._previous.pop(usage.uuid, None)
+
+    def add_instance(self, usage):
+        now = self._clock()
+        diagnostics = self._driver.get_instance_diagnostics(usage.instance)
+        cpu_time = sum(_field(cpu, 'time') or 0 for cpu in diagnostics.cpu_details)
+        requests = sum((_field(disk, 'read_requests') or 0) +
+                       (_field(disk, 'write_requests') or 0)
+                       for disk in diagnostics.disk_details)
+        memory = _field(diagnostics, 'memory_details')
+        used_mb = (memory and _field(memory, 'used')) or usage.memory_mb
+        previous = self._previous.get(usage.uuid)
+        sample = {'instance_uuid': usage.uuid, 'vcpus': usage.vcpus,
+                  'cpu_time': cpu_time, 'mem': used_mb, 'block_dev_iops': requests,
+                  'cpu_used_percent': None, 'iops': None,
+                  'prev_cpu_time': None, 'prev_block_dev_iops': None,
+                  'prev_updated_at': None}
+        if previous:
+            elapsed = now - previous['clock']
+            sample.update(
+                cpu_used_percent=counters.cpu_percent(
+                    previous['cpu_time'], cpu_time, elapsed, usage.vcpus, previous['vcpus']),
+                iops=counters.rate(previous['requests'], requests, elapsed),
+                prev_cpu_time=previous['cpu_time'],
+                prev_block_dev_iops=previous['requests'],
+                prev_updated_at=previous['at'])
+        at = timeutils.utcnow().isoformat()
+        self._previous[usage.uuid] = {'clock': now, 'cpu_time': cpu_time, 'at': at,
+                                      'vcpus': usage.vcpus, 'requests': requests}
+        self._samples.append(sample)
+
+    def report(self):
+        return {'instances': self._samples}

@@ -1,0 +1,183 @@
+"""Trace-driven replay of a day through the decision core.
+
+Time model (CloudSim's PowerDatacenter): every ``interval`` seconds the
+hosts' demand is sampled, the policy plans, and migrations start; each
+migration takes RAM / (bandwidth / 2).  The state before the first
+migration ends is kept for the shortest migration time of that step, then
+the new placement holds until the next step.  A host whose utilisation is
+zero draws no power (it is off); otherwise power is integrated linearly
+between the utilisations at both ends of each sub-interval.
+"""
+
+import time
+
+from nova_drs.loadbalancer import catalog
+from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import placement
+from nova_drs.loadbalancer import planner
+from nova_drs.sim import datacenter
+from nova_drs.sim import metrics
+
+# CloudSim's null RAM/bandwidth utilisation model: after creation, VMs
+# reserve neither RAM nor vCPUs, only their CPU demand is checked.
+UNBOUNDED_RATIO = 1.0e6
+
+
+class SimulationError(ValueError):
+    """The scenario cannot run (e.g. a VM fits on no host)."""
+
+
+class Simulation:
+    def __init__(self, names, traces, policy_name, hosts=datacenter.DEFAULT_HOSTS,
+                 host_model='cloudsim', seed=0, interval=datacenter.INTERVAL,
+                 retire_idle=True, params=None):
+        self.names = names
+        self.traces = traces
+        self.policy_name = policy_name
+        self.policy = None if policy_name == 'dvfs' else catalog.by_name(policy_name, params)
+        self.seed = seed
+        self.interval = interval
+        self.models = datacenter.host_models(hosts, host_model)
+        self.host_names = ['host-%04d' % i for i in range(hosts)]
+        self.capacity = [m.pes * m.pe_mips for m in self.models]
+        self.vm_types = datacenter.vm_types(len(traces))
+        self.migration_time = [datacenter.migration_seconds(ram, self.models[0].bandwidth_mbit)
+                               for _mips, ram in self.vm_types]
+        self._host_objects = {}
+        self.retire_idle = retire_idle
+        self.retired = 0
+
+    def _host(self, i, state, ratio=UNBOUNDED_RATIO):
+        key = (i, state, ratio)
+        obj = self._host_objects.get(key)
+        if obj is None:
+            m = self.models[i]
+            obj = model.Host(name=self.host_names[i], vcpus=m.pes, ram_mb=m.ram_mb,
+                             mips=m.pes * m.pe_mips, pe_mips=m.pe_mips,
+                             cpu_allocation_ratio=UNBOUNDED_RATIO, ram_allocation_ratio=ratio,
+                             power_state=state, power_curve=m.curve)
+            self._host_objects[key] = obj
+        return obj
+
+    def initial_placement(self):
+        """CloudSim creates every VM at full MIPS and RAM, in file order."""
+        hosts = [self._host(i, model.ACTIVE, ratio=1.0) for i in range(len(self.models))]
+        insts = [model.Instance(uuid=name, host='', vcpus=1, ram_mb=ram, mips=mips,
+                                cpu_history=(1.0,))
+                 for name, (mips, ram) in zip(self.names, self.vm_types, strict=True)]
+        # dvfs (no consolidation) places by first fit, as CloudSim's runner.
+        policy = self.policy or placement.FirstFit()
+        result = planner.initial_placement(hosts, insts, policy)
+        index = {n: i for i, n in enumerate(self.host_names)}
+        where = []
+        for name in self.names:
+            if result[name] is None:
+                raise SimulationError('VM %s fits on no host; add hosts (--hosts)' % name)
+            where.append(index[result[name]])
+        return where
+
+    def run(self, progress=None):
+        started = time.perf_counter()
+        traces, caps = self.traces, self.capacity
+        n_vms, n_hosts = len(traces), len(caps)
+        samples = len(traces[0])
+        vm_mips = [mips for mips, _ram in self.vm_types]
+        host_of = self.initial_placement()
+        last_moved = [None] * n_vms
+        acc = metrics.Accumulator(n_hosts, n_vms, [m.curve for m in self.models], caps)
+        index = {n: i for i, n in enumerate(self.host_names)}
+        vm_index = {n: v for v, n in enumerate(self.names)}
+        for k in range(samples):
+            now = k * self.interval
+            following = k + 1 if k + 1 < samples else k
+            if k >= 1 and self.retire_idle:
+                self._retire(host_of, k, following)
+            demand = [traces[v][k] * vm_mips[v] if host_of[v] is not None else 0.0
+                      for v in range(n_vms)]
+            before = list(host_of)
+            moves = []
+            if k >= 1 and self.policy is not None:
+                snapshot = self._snapshot(k, host_of, last_moved)
+                plan = planner.plan(snapshot, self.policy, model.SafetyLimits(0, 0),
+                                    seed=self.seed + k)
+                for action in plan.migrations:
+                    v = vm_index[action.instance]
+                    host_of[v] = index[action.destination]
+                    last_moved[v] = now
+                    moves.append(v)
+            nxt = self._host_load(host_of, [traces[v][following] * vm_mips[v]
+                                            if host_of[v] is not None else 0.0
+                                            for v in range(n_vms)])
+            phases = self._phases(before, host_of, demand, moves)
+            for v in moves:
+                acc.migration(v, demand[v] * 0.1 * self.migration_time[v])
+            acc.step(phases, nxt, self.interval)
+            for v in range(n_vms):
+                acc.requested(v, demand[v] * self.interval)
+            if progress is not None:
+                progress(k + 1, samples)
+        result = acc.summary()
+        result.update(policy=self.policy_name, vms=n_vms, hosts=n_hosts, retired_vms=self.retired,
+                      runtime_s=round(time.perf_counter() - started, 2))
+        return result
+
+    def _snapshot(self, k, host_of, last_moved):
+        occupied = set(host_of)
+        present = [v for v in range(len(self.traces)) if host_of[v] is not None]
+        hosts = tuple(self._host(i, model.ACTIVE if i in occupied else model.SUSPENDED)
+                      for i in range(len(self.models)))
+        start = max(0, k + 1 - 30)
+        instances = tuple(
+            model.Instance(uuid=self.names[v], host=self.host_names[host_of[v]], vcpus=1,
+                           ram_mb=self.vm_types[v][1], mips=self.vm_types[v][0],
+                           cpu_history=tuple(self.traces[v][start:k + 1]),
+                           last_migrated_at=last_moved[v])
+            for v in present)
+        return model.Snapshot(hosts, instances, now=k * self.interval)
+
+    def _retire(self, host_of, k, following):
+        """CloudSim removes a VM for good once it requests no CPU at an
+        update (its utilisation, interpolated 0.1 s after the sample, is 0)."""
+        for v, trace in enumerate(self.traces):
+            if host_of[v] is not None and trace[k] == 0 and trace[following] == 0:
+                host_of[v] = None
+                self.retired += 1
+
+    def _phases(self, before, after, demand, moves):
+        """[(start second, load)] within one interval.
+
+        Host states change when the step starts and when migrations
+        complete.  A VM being migrated runs on its source at 90 % (counted
+        at 100 % for power) while its destination reserves 10 % of its
+        demand although the VM requests all of it (CloudSim's model).
+        """
+        phases = [(0.0, self._host_load(before, demand, moves, after))]
+        for done in sorted({self.migration_time[v] for v in moves}):
+            placement = list(before)
+            migrating = []
+            for v in moves:
+                if self.migration_time[v] <= done:
+                    placement[v] = after[v]
+                else:
+                    migrating.append(v)
+            phases.append((done, self._host_load(placement, demand, migrating, after)))
+        return phases
+
+    def _host_load(self, host_of, demand, migrating=(), after=None):
+        """(allocated, requested) MIPS per host: a one-vCPU VM gets at most
+        one core of its host, and a host at most its capacity."""
+        n_hosts = len(self.capacity)
+        allocated, requested = [0.0] * n_hosts, [0.0] * n_hosts
+        pe = [m.pe_mips for m in self.models]
+        for v, i in enumerate(host_of):
+            if i is None:
+                continue
+            d = demand[v]
+            requested[i] += d
+            allocated[i] += d if d <= pe[i] else pe[i]
+        for v in migrating:
+            i = after[v]
+            requested[i] += demand[v]
+            allocated[i] += 0.1 * demand[v]
+        return [(min(a, c), r)
+                for a, r, c in zip(allocated, requested, self.capacity, strict=True)]

@@ -1,0 +1,95 @@
+"""CloudSim's metrics (examples/power/Helper.java):
+
+* energy: per host, linear interpolation of power between successive
+  utilisations, zero while the host starts an interval idle (switched off);
+* SLATAH: share of active host time during which a host got less CPU than
+  its VMs requested (demand above capacity);
+* PDM: mean over VMs of the CPU lost to migrations (10 % of demand while
+  migrating) divided by the CPU requested;
+* SLAV = SLATAH x PDM, ESV = energy x SLAV, host shutdowns = active -> idle
+  transitions.
+"""
+
+from nova_drs.loadbalancer import power
+
+
+class Accumulator:
+    def __init__(self, n_hosts, n_vms, curves, capacities):
+        self.curves = curves
+        self.caps = capacities
+        self.energy_ws = 0.0
+        self.active_time = 0.0
+        self.violation_time = 0.0
+        self.shutdowns = 0
+        self.was_active = [False] * n_hosts
+        self.lost = [0.0] * n_vms
+        self.asked = [0.0] * n_vms
+        self.migrations = 0
+        self.series = {'active_hosts': [], 'energy_kwh': [], 'overloaded_hosts': [],
+                       'migrations': []}
+        self._step_migrations = 0
+
+    def _interval(self, i, load_from, load_to, seconds):
+        """Loads are (allocated, requested) MIPS at both ends."""
+        cap = self.caps[i]
+        start = load_from[0] / cap
+        energy = 0.0
+        if start > 0:
+            curve = self.curves[i]
+            energy = (power.power(curve, start) + power.power(curve, load_to[0] / cap)) / 2
+            energy *= seconds
+            self.active_time += seconds
+            if load_from[0] < load_from[1] * (1 - 1e-9):
+                self.violation_time += seconds
+        active = start > 0
+        if self.was_active[i] and not active:
+            self.shutdowns += 1
+        self.was_active[i] = active
+        return energy
+
+    def step(self, phases, following, interval):
+        """One interval: ``phases`` are (start second, load per host); the
+        load reached at the end of the interval is ``following``."""
+        energy = 0.0
+        ends = [start for start, _load in phases[1:]] + [interval]
+        targets = [load for _start, load in phases[1:]] + [following]
+        for (start, load), end, target in zip(phases, ends, targets, strict=True):
+            if end > start:
+                for i in range(len(load)):
+                    energy += self._interval(i, load[i], target[i], end - start)
+        post = phases[-1][1]
+        active = sum(1 for alloc, _req in post if alloc > 0)
+        overloaded = sum(1 for alloc, req in post if alloc < req * (1 - 1e-9))
+        self.energy_ws += energy
+        self.series['active_hosts'].append(active)
+        self.series['overloaded_hosts'].append(overloaded)
+        self.series['energy_kwh'].append(energy / 3.6e6)
+        self.series['migrations'].append(self._step_migrations)
+        self._step_migrations = 0
+
+    def migration(self, v, lost_mips_seconds):
+        self.migrations += 1
+        self._step_migrations += 1
+        self.lost[v] += lost_mips_seconds
+
+    def requested(self, v, mips_seconds):
+        self.asked[v] += mips_seconds
+
+    def summary(self):
+        per_vm = [lost / asked
+                  for lost, asked in zip(self.lost, self.asked, strict=True) if asked > 0]
+        pdm = sum(per_vm) / len(per_vm) if per_vm else 0.0
+        slatah = self.violation_time / self.active_time if self.active_time else 0.0
+        energy = self.energy_ws / 3.6e6
+        return {
+            'energy_kwh': energy,
+            'migrations': self.migrations,
+            'slatah': slatah,
+            'pdm': pdm,
+            'slav': slatah * pdm,
+            'esv': energy * slatah * pdm,
+            'host_shutdowns': self.shutdowns,
+            'mean_active_hosts': (sum(self.series['active_hosts'])
+                                  / max(len(self.series['active_hosts']), 1)),
+            'series': self.series,
+        }

@@ -1,0 +1,46 @@
+"""Load CloudSim PlanetLab traces: one file per VM, one integer 0-100 per
+line, 288 lines for a day of 300 s samples."""
+
+import os
+
+
+class TraceError(ValueError):
+    """Bad trace input, with the file (and line) at fault in the message."""
+
+
+def load_directory(path, samples=288):
+    """Return (sorted file names, list of per-VM fraction lists)."""
+    if not os.path.isdir(path):
+        raise TraceError('%s: not a directory' % path)
+    names = sorted(n for n in os.listdir(path)
+                   if not n.startswith('.') and os.path.isfile(os.path.join(path, n)))
+    if not names:
+        raise TraceError('%s: no trace files' % path)
+    return names, [load_file(os.path.join(path, n), samples) for n in names]
+
+
+def load_file(path, samples=288):
+    values = []
+    try:
+        with open(path, encoding='utf-8') as handle:
+            for number, line in enumerate(handle, 1):
+                text = line.strip()
+                if not text:
+                    continue
+                try:
+                    value = int(text)
+                except ValueError:
+                    raise TraceError('%s:%d: %r is not an integer'
+                                     % (path, number, text)) from None
+                if not 0 <= value <= 100:
+                    raise TraceError('%s:%d: %d is outside 0-100' % (path, number, value))
+                values.append(value / 100.0)
+                if len(values) == samples:
+                    break
+    except UnicodeDecodeError:
+        raise TraceError('%s: not a text file' % path) from None
+    except OSError as exc:
+        raise TraceError('%s: %s' % (path, exc.strerror)) from None
+    if len(values) < samples:
+        raise TraceError('%s: %d samples, expected %d' % (path, len(values), samples))
+    return values

@@ -1,0 +1,1 @@
+"""Statistics pipeline: samples published by computes, stored by the collector."""

@@ -1,0 +1,31 @@
+"""Publishing statistics samples as oslo.messaging notifications."""
+
+import oslo_messaging as messaging
+
+EVENT_TYPE = 'drs.host.sample'
+
+_transports = {}
+
+
+def transport(conf):
+    """The process' notification transport (one per config object).
+
+    Shared by publisher and collector so both ends meet on in-process
+    transports (``fake://`` in tests).
+    """
+    key = id(conf)
+    if key not in _transports:
+        _transports[key] = messaging.get_notification_transport(conf)
+    return _transports[key]
+
+
+class SamplePublisher:
+    """Sends one sample per node and period on ``[drs_stats] topic``."""
+
+    def __init__(self, conf, host):
+        self._notifier = messaging.Notifier(
+            transport(conf), publisher_id='nova-drs-monitor.%s' % host,
+            driver='messagingv2', topics=[conf.drs_stats.topic])
+
+    def publish(self, sample):
+        self._notifier.info({}, EVENT_TYPE, sample)

@@ -1,0 +1,18 @@
+"""Tempest options of the nova-drs plugin: group ``[nova_drs]``."""
+
+from oslo_config import cfg
+
+group = cfg.OptGroup('nova_drs', title='nova-drs tempest tests')
+
+opts = [
+    cfg.StrOpt('power_driver', default='',
+               help='Power driver set on a host before the suspend/wake scenario '
+                    '(a name in nova_drs.power_drivers). Empty: the scenario is skipped, '
+                    'since suspending a host of a shared cloud needs operator consent.'),
+    cfg.StrOpt('power_options', default='{}',
+               help='JSON object of the power driver\'s per-host options.'),
+    cfg.StrOpt('power_mode', default='off', choices=['off', 's3'],
+               help='Power mode set with the driver.'),
+    cfg.IntOpt('state_timeout', default=300, min=10,
+               help='Seconds a host may take to reach suspended or active again.'),
+]

@@ -1,0 +1,69 @@
+"""Avoid hosts that are already moving instances."""
+
+from nova import context as nova_context
+from nova import objects
+from nova.scheduler import weights
+from oslo_log import log as logging
+
+from nova_drs import conf as drs_conf
+from nova_drs.filters import request_cache
+from nova_drs.weights import policy
+
+LOG = logging.getLogger(__name__)
+CONF = drs_conf.CONF
+
+#: Migration statuses of a move that still holds resources on both hosts;
+#: 'finished' is a cold migration/resize waiting for its confirmation.
+IN_PROGRESS = ('accepted', 'queued', 'preparing', 'pre-migrating', 'migrating',
+               'running', 'post-migrating', 'finished')
+
+
+def migrations_per_host():
+    """{host: number of in-progress migrations from or to it}, all cells, one query each."""
+    ctxt = nova_context.get_admin_context()
+    counts = {}
+    gathered = nova_context.scatter_gather_skip_cell0(
+        ctxt, objects.MigrationList.get_by_filters, {'status': list(IN_PROGRESS)})
+    for cell_uuid, result in gathered.items():
+        if isinstance(result, Exception) or result is nova_context.did_not_respond_sentinel:
+            LOG.warning('Cell %s did not list its migrations: %s', cell_uuid, result)
+            continue
+        for migration in result:
+            for host in {migration.source_compute, migration.dest_compute} - {None}:
+                counts[host] = counts.get(host, 0) + 1
+    return counts
+
+
+class MigrationWeigher(weights.BaseHostWeigher):
+    """Prefers hosts with fewer migrations in progress (as source or destination).
+
+    A host busy sending or receiving instances has its network and memory
+    bandwidth taken; new work there slows both. Weight = minus the number of
+    in-progress migrations touching the host, read once per request (or
+    reused for ``[drs_scheduler] cache_seconds``).
+    """
+
+    def __init__(self):
+        self._counts = request_cache.PerRequest(
+            self._read, max_age=lambda: CONF.drs_scheduler.cache_seconds)
+        self._multiplier = policy.AggregateMultiplier(
+            'drs_migration_weight_multiplier', 'migration_weight_multiplier')
+
+    @staticmethod
+    def _read(spec_obj):
+        try:
+            return migrations_per_host()
+        except Exception as exc:
+            LOG.warning('MigrationWeigher cannot list migrations (%s): not weighing', exc)
+            return {}
+
+    def weight_multiplier(self, host_state):
+        return self._multiplier(host_state)
+
+    def weigh_objects(self, weighed_obj_list, spec_obj):
+        self._multiplier.reset()
+        counts = self._counts.get(spec_obj)
+        return [-float(counts.get(weighed.obj.host, 0)) for weighed in weighed_obj_list]
+
+    def _weigh_object(self, host_state, spec_obj):
+        return -float(self._counts.get(spec_obj).get(host_state.host, 0))

@@ -1,0 +1,144 @@
+"""Per-aggregate placement policy (oVirt cluster policy) and load figures.
+
+Aggregate metadata ``drs_policy`` = ``none`` | ``even_distribution`` |
+``power_saving`` selects which DRS weigher acts on a host; hosts outside any
+such aggregate use ``[drs_scheduler] default_policy``. Invalid values are
+ignored with one warning per aggregate; if a host's aggregates disagree the
+default applies (with one warning per host and set of values).
+"""
+
+import threading
+
+from nova.scheduler import utils as scheduler_utils
+from oslo_log import log as logging
+
+from nova_drs import conf as drs_conf
+from nova_drs.conf import scheduler as scheduler_conf
+
+LOG = logging.getLogger(__name__)
+CONF = drs_conf.CONF
+
+POLICY_KEY = 'drs_policy'
+HIGH_UTILIZATION_KEY = 'drs_high_utilization_percent'
+#: Measured load the compute_resources plugins put into HostState.stats.
+STAT_CPU_PERCENT = 'drs_cpu_used_percent'
+STAT_MEMORY_USED_MB = 'drs_memory_used_mb'
+STAT_MEMORY_TOTAL_MB = 'drs_memory_total_mb'
+
+_warned = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(marker, message, *args):
+    with _warned_lock:
+        if marker in _warned:
+            return
+        _warned.add(marker)
+    LOG.warning(message, *args)
+
+
+def host_policy(host_state):
+    values = set()
+    for aggregate in host_state.aggregates or ():
+        raw = (aggregate.metadata or {}).get(POLICY_KEY)
+        if raw is None:
+            continue
+        value = raw.strip().lower()
+        if value in scheduler_conf.POLICIES:
+            values.add(value)
+        else:
+            _warn_once((aggregate.id, raw), 'Ignoring invalid metadata %s=%r of aggregate '
+                       '%s: expected one of %s', POLICY_KEY, raw, aggregate.name,
+                       ', '.join(scheduler_conf.POLICIES))
+    if len(values) == 1:
+        return values.pop()
+    if len(values) > 1:
+        _warn_once((host_state.host, tuple(sorted(values))),
+                   'Host %s is in aggregates with different %s (%s): using [drs_scheduler] '
+                   'default_policy', host_state.host, POLICY_KEY, ', '.join(sorted(values)))
+    return CONF.drs_scheduler.default_policy
+
+
+def high_utilization(host_state):
+    """Threshold in percent: aggregate metadata (smallest valid), else the option."""
+    valid = []
+    for aggregate in host_state.aggregates or ():
+        raw = (aggregate.metadata or {}).get(HIGH_UTILIZATION_KEY)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        if 0 < value <= 100:
+            valid.append(value)
+        else:
+            _warn_once((aggregate.id, raw), 'Ignoring invalid metadata %s=%r of aggregate '
+                       '%s: expected a percentage in (0, 100]', HIGH_UTILIZATION_KEY, raw,
+                       aggregate.name)
+    return min(valid) if valid else CONF.drs_scheduler.high_utilization_percent
+
+
+def view_policy(view, host_state):
+    return view.per_aggregates('policy', host_state, lambda: host_policy(host_state))
+
+
+def view_high_utilization(view, host_state):
+    return view.per_aggregates('high', host_state, lambda: high_utilization(host_state))
+
+
+def _percent(figures):
+    _physical, _ratio, used, total = figures
+    return 100.0 * used / total if total > 0 else 100.0
+
+
+def allocated_percent(view, host_state, spec_obj=None):
+    """Higher of CPU and RAM allocation in percent (with the request, if given)."""
+    extra_cpu = (getattr(spec_obj, 'vcpus', 0) or 0) if spec_obj is not None else 0
+    extra_ram = (getattr(spec_obj, 'memory_mb', 0) or 0) if spec_obj is not None else 0
+    return max(_percent(view.cpu_figures(host_state, extra_cpu)),
+               _percent(view.ram_figures(host_state, extra_ram)))
+
+
+class AggregateMultiplier:
+    """A weigher's multiplier (option, overridden by aggregate metadata).
+
+    nova asks for it once per host after each weighing pass; the value only
+    depends on the host's aggregates, so it is worked out once per distinct
+    aggregate membership and forgotten at the next pass (``reset``).
+    """
+
+    def __init__(self, metadata_key, option_name):
+        self._metadata_key = metadata_key
+        self._option_name = option_name
+        self._memo = {}
+
+    def reset(self):
+        self._memo = {}
+
+    def __call__(self, host_state):
+        memo = self._memo
+        key = tuple(map(id, host_state.aggregates))
+        value = memo.get(key)
+        if value is None:
+            value = memo[key] = scheduler_utils.get_weight_multiplier(
+                host_state, self._metadata_key,
+                getattr(CONF.drs_scheduler, self._option_name))
+        return value
+
+
+def measured_load_percent(view, host_state):
+    """Load in percent: the higher of measured CPU/RAM use and the allocation.
+
+    The measurement is as old as the last compute report; instances placed
+    since then already count in the allocation (oVirt: "pending resources
+    must be counted"), so a burst of boots still spreads.
+    """
+    allocated = allocated_percent(view, host_state)
+    stats = host_state.stats or {}
+    try:
+        cpu = float(stats[STAT_CPU_PERCENT])
+        memory = 100.0 * float(stats[STAT_MEMORY_USED_MB]) / float(stats[STAT_MEMORY_TOTAL_MB])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return allocated
+    return max(cpu, memory, allocated)

@@ -1,0 +1,171 @@
+"""``nova lb-*`` commands: the nova-drs loadbalancer from the nova CLI.
+
+python-novaclient discovers this module through the ``novaclient.extension``
+entry point named ``lb``: it attaches ``LoadBalancerManager`` as ``cs.lb``
+and adds every ``do_*`` function below as a sub-command.
+"""
+
+import json
+import time
+
+from novaclient import exceptions
+from novaclient import utils
+
+from novaclient_ext.manager import LoadBalancerManager  # noqa: F401  (found by novaclient)
+
+HOST_COLUMNS = ['host', 'suspend_state', 'cpu_used_percent', 'memory_used',
+                'memory_total', 'instances']
+HOST_DETAIL_COLUMNS = HOST_COLUMNS + ['hypervisor_hostname', 'vcpus', 'mac_to_wake',
+                                      'power_driver', 'power_mode', 'state_changed_at',
+                                      'state_reason']
+RULE_COLUMNS = ['id', 'type', 'value', 'allow']
+TRUE_WORDS = ('true', 'yes', 'allow', '1')
+FALSE_WORDS = ('false', 'no', 'deny', '0')
+
+
+class _Row:
+    """One table row: attributes named as print_list derives them from headings."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
+
+
+def _headings(columns):
+    labels = {'cpu_used_percent': 'CPU %', 'mac_to_wake': 'MAC to wake',
+              'vcpus': 'vCPUs', 'suspend_state': 'State'}
+    return [labels.get(column, column.replace('_', ' ').title()) for column in columns]
+
+
+def _print_rows(rows, columns):
+    headings = _headings(columns)
+    attributes = [heading.lower().replace(' ', '_') for heading in headings]
+    utils.print_list(
+        [_Row({attribute: '-' if row.get(column) is None else row[column]
+               for attribute, column in zip(attributes, columns, strict=True)})
+         for row in rows],
+        headings, sortby_index=None)
+
+
+@utils.arg('--detail', action='store_true', default=False,
+           help='Also show hypervisor hostname, vCPUs, power settings and the last '
+                'state change.')
+def do_lb_host_list(cs, args):
+    """List compute hosts with their DRS state and latest statistics."""
+    _print_rows(cs.lb.list_hosts(), HOST_DETAIL_COLUMNS if args.detail else HOST_COLUMNS)
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host (nova service host).')
+def do_lb_host_show(cs, args):
+    """Show one compute host with its DRS state and latest statistics."""
+    utils.print_dict(cs.lb.get_host(args.host))
+
+
+def _wait(cs, host, targets, timeout, interval):
+    deadline = time.monotonic() + timeout
+    state = None
+    while True:
+        current = cs.lb.get_host(host)['suspend_state']
+        if current != state:
+            state = current
+            print('%s: %s' % (host, state), flush=True)
+        if state in targets:
+            return state
+        if time.monotonic() >= deadline:
+            raise exceptions.CommandError(
+                'timed out after %ss waiting for %s to become %s (still %s)'
+                % (timeout, host, ' or '.join(sorted(targets)), state))
+        time.sleep(interval)
+
+
+def _wait_args(function):
+    function = utils.arg('--wait', action='store_true', default=False,
+                         help='Wait and show progress until the host reaches its target '
+                              'state.')(function)
+    function = utils.arg('--timeout', metavar='<seconds>', type=float, default=900,
+                         help='Give up waiting after this many seconds (default 900).'
+                         )(function)
+    return utils.arg('--poll-interval', metavar='<seconds>', type=float, default=5,
+                     help='Seconds between two state checks while waiting (default 5).'
+                     )(function)
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host to suspend.')
+@_wait_args
+def do_lb_suspend(cs, args):
+    """Ask the DRS daemon to evacuate and suspend a host."""
+    host = cs.lb.suspend(args.host)
+    print('Suspend of %s accepted (state: %s); follow with: nova lb-host-show %s'
+          % (args.host, host['suspend_state'], args.host))
+    if args.wait:
+        state = _wait(cs, args.host, {'suspended', 'error', 'active'}, args.timeout,
+                      args.poll_interval)
+        if state != 'suspended':
+            raise exceptions.CommandError('%s did not suspend: it is %s' % (args.host, state))
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host to wake.')
+@_wait_args
+def do_lb_unsuspend(cs, args):
+    """Ask the DRS daemon to wake a suspended host, or cancel a pending suspend."""
+    host = cs.lb.unsuspend(args.host)
+    print('Unsuspend of %s accepted (state: %s); follow with: nova lb-host-show %s'
+          % (args.host, host['suspend_state'], args.host))
+    if args.wait:
+        state = _wait(cs, args.host, {'active', 'error'}, args.timeout, args.poll_interval)
+        if state != 'active':
+            raise exceptions.CommandError('%s did not wake: it is %s' % (args.host, state))
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host to test.')
+def do_lb_wake_test(cs, args):
+    """Ask the DRS daemon to test suspending and waking a host."""
+    request = cs.lb.wake_test(args.host)
+    print('Wake test of %s requested (request %s, %s)'
+          % (args.host, request['id'], request['status']))
+
+
+def do_lb_rule_list(cs, args):
+    """List the allow/deny rules of the loadbalancer."""
+    _print_rows(cs.lb.list_rules(), RULE_COLUMNS)
+
+
+def _allow(word):
+    if word.lower() in TRUE_WORDS:
+        return True
+    if word.lower() in FALSE_WORDS:
+        return False
+    raise exceptions.CommandError('<allow> must be one of %s'
+                                  % ', '.join(TRUE_WORDS + FALSE_WORDS))
+
+
+@utils.arg('type', metavar='<type>', choices=['host', 'aggregate', 'availability_zone'],
+           help='What the rule matches: host, aggregate or availability_zone.')
+@utils.arg('value', metavar='<value>', help='Regular expression on the name.')
+@utils.arg('allow', metavar='<allow>',
+           help='true/allow: the loadbalancer may use matching hosts; false/deny: never.')
+def do_lb_rule_add(cs, args):
+    """Add an allow/deny rule."""
+    _print_rows([cs.lb.create_rule(args.type, args.value, _allow(args.allow))], RULE_COLUMNS)
+
+
+@utils.arg('id', metavar='<id>', help='Id of the rule to delete.')
+def do_lb_rule_delete(cs, args):
+    """Delete an allow/deny rule."""
+    cs.lb.delete_rule(args.id)
+    print('Rule %s deleted' % args.id)
+
+
+@utils.arg('--cluster', metavar='<cluster>', default=None,
+           help='Show the last plan of this cluster only.')
+def do_lb_plan_show(cs, args):
+    """Show the last plan of the loadbalancer with its reasons."""
+    plan = cs.lb.get_plan(args.cluster)
+    if plan is None:
+        print('No plan yet: the loadbalancer has not planned anything.')
+        return
+    utils.print_dict({key: value for key, value in plan.items()
+                      if key not in ('actions', 'reasons')})
+    _print_rows([{'#': index, 'action': json.dumps(action, sort_keys=True)} for index, action
+                 in enumerate(plan['actions'], 1)], ['#', 'action'])
+    _print_rows([{'#': index, 'reason': reason} for index, reason
+                 in enumerate(plan['reasons'], 1)], ['#', 'reason'])

@@ -1,0 +1,186 @@
+"""The real ``nova`` shell (python-novaclient + our extension) against the in-process API.
+
+nova's API fixture stubs keystonemiddleware and builds the request context
+from X-Auth-User/X-Roles headers. Clients send only X-Auth-Token, so a
+second wsgi-intercept host stands in for keystone: it maps two test tokens
+to an admin and a member identity and hands the request to the same nova-api
+pipeline (loaded from etc/nova-drs/api-paste.ini).
+"""
+
+import contextlib
+import io
+import tempfile
+import threading
+
+import fixtures
+from novaclient import shell as nova_shell
+from wsgi_intercept import interceptor
+
+from nova_drs.db import hosts as db_hosts
+from nova_drs.db import models
+from tests.functional import test_api_hosts
+
+CLI_HOST = 'drs-cli-api.test'
+ENDPOINT = 'http://%s/v2.1' % CLI_HOST
+IDENTITIES = {
+    'admin-token': ('admin', 'reader,member,admin'),
+    'member-token': ('fake', 'reader,member'),
+}
+
+
+class TokenIdentity:
+    """WSGI wrapper: X-Auth-Token -> the identity headers nova's fixture reads."""
+
+    def __init__(self, application, project_id):
+        self.application = application
+        self.project_id = project_id
+
+    def __call__(self, environ, start_response):
+        user, roles = IDENTITIES.get(environ.get('HTTP_X_AUTH_TOKEN'), ('nobody', ''))
+        environ.update(HTTP_X_AUTH_USER=user, HTTP_X_USER_ID=user, HTTP_X_ROLES=roles,
+                       HTTP_X_AUTH_PROJECT_ID=self.project_id)
+        return self.application(environ, start_response)
+
+
+class CliTestCase(test_api_hosts.LoadBalancerApiTestCase):
+
+    def setUp(self):
+        super().setUp()
+        # stevedore caches entry points per sys.path in ~/.cache, keyed by
+        # mtimes packed as 32-bit floats (2-minute resolution): right after a
+        # "pip install -e ." it can serve the previous entry points. Discover
+        # the clients' extensions from the installed metadata instead.
+        self.useFixture(fixtures.MonkeyPatch('stevedore._cache._c._dir', tempfile.mkdtemp()))
+        self.useFixture(fixtures.MonkeyPatch('stevedore._cache._c._internal', {}))
+        self.useFixture(fixtures.EnvironmentVariable('OS_PROJECT_ID',
+                                                     self.api_fixture.project_id))
+        self.useFixture(fixtures.EnvironmentVariable('OS_AUTH_URL', 'http://keystone.invalid/v3'))
+        app = TokenIdentity(self.api_fixture.app(), self.api_fixture.project_id)
+        intercept = interceptor.RequestsInterceptor(lambda: app, url='http://%s/' % CLI_HOST)
+        intercept.install_intercept()
+        self.addCleanup(intercept.uninstall_intercept)
+
+    def auth_args(self, token='admin-token'):
+        # keystoneauth's admin_token plugin: a fixed token and endpoint, no
+        # keystone round trip (it has no project or auth URL options, which
+        # novaclient insists on: they come from OS_PROJECT_ID/OS_AUTH_URL).
+        return ['--os-auth-type', 'admin_token', '--os-token', token, '--os-endpoint', ENDPOINT]
+
+
+class TestNovaShell(CliTestCase):
+
+    def nova(self, *argv, token='admin-token'):
+        """(exit code, stdout, stderr) of ``nova <argv>`` run through its entry point."""
+        out, err = io.StringIO(), io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                nova_shell.main(self.auth_args(token) + list(argv))
+            except SystemExit as exc:
+                code = exc.code
+        return code, out.getvalue(), err.getvalue()
+
+    def test_help_lists_the_lb_commands(self):
+        code, out, _ = self.nova('help')
+        self.assertEqual(0, code)
+        for command in ('lb-host-list', 'lb-host-show', 'lb-suspend', 'lb-unsuspend',
+                        'lb-wake-test', 'lb-rule-list', 'lb-rule-add', 'lb-rule-delete',
+                        'lb-plan-show'):
+            self.assertIn(command, out)
+
+    def test_host_list_table(self):
+        code, out, err = self.nova('lb-host-list')
+        self.assertEqual(0, code, err)
+        lines = out.splitlines()
+        self.assertIn('| Host ', lines[1])
+        self.assertIn('| State ', lines[1])
+        for host in self.COMPUTE_HOSTS:
+            self.assertRegex(out, r'\| %s +\| active +\|' % host)
+        self.assertNotIn('Hypervisor Hostname', out)
+        code, out, err = self.nova('lb-host-list', '--detail')
+        self.assertEqual(0, code, err)
+        self.assertIn('Hypervisor Hostname', out)
+
+    def test_suspend_show_and_conflict(self):
+        code, out, err = self.nova('lb-suspend', 'host3')
+        self.assertEqual(0, code, err)
+        self.assertIn('Suspend of host3 accepted (state: suspending); follow with: '
+                      'nova lb-host-show host3', out)
+        code, out, err = self.nova('lb-host-show', 'host3')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| suspend_state +\| suspending')
+        self.assertRegex(out, r'\| state_reason +\| suspend requested by admin')
+        code, out, err = self.nova('lb-suspend', 'host3')
+        self.assertEqual(1, code)
+        self.assertIn('host host3 is suspending; only an active host can be suspended', err)
+        self.assertIn('HTTP 409', err)
+        self.assertNotIn('Traceback', err)
+
+    def test_suspend_wait_follows_the_daemon(self):
+        # The daemon's part, played by a timer: suspending -> suspended.
+        timer = threading.Timer(0.3, db_hosts.transition,
+                                (self.drs_db, 'host2', 'suspending', 'suspended', 'test'))
+        timer.start()
+        self.addCleanup(timer.cancel)
+        code, out, err = self.nova('lb-suspend', 'host2', '--wait', '--poll-interval', '0.1',
+                                   '--timeout', '30')
+        self.assertEqual(0, code, err)
+        self.assertIn('host2: suspending', out)
+        self.assertIn('host2: suspended', out)
+
+    def test_wait_times_out_with_non_zero_exit(self):
+        code, out, err = self.nova('lb-suspend', 'host1', '--wait', '--poll-interval', '0.1',
+                                   '--timeout', '0.3')
+        self.assertEqual(1, code)
+        self.assertIn('timed out', err)
+
+    def test_unsuspend_and_wake_test(self):
+        self.assertEqual(0, self.nova('lb-suspend', 'host1')[0])
+        code, out, err = self.nova('lb-unsuspend', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertIn('Unsuspend of host1 accepted (state: active)', out)
+        code, out, err = self.nova('lb-wake-test', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'Wake test of host1 requested \(request \d+, pending\)')
+
+    def test_rules(self):
+        code, out, err = self.nova('lb-rule-add', 'host', 'compute[0-9]+', 'deny')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| 1 +\| host +\| compute\[0-9\]\+ +\| False')
+        code, out, err = self.nova('lb-rule-list')
+        self.assertRegex(out, r'\| 1 +\| host +\| compute\[0-9\]\+ +\| False')
+        code, out, err = self.nova('lb-rule-add', 'host', 'compute[', 'allow')
+        self.assertEqual(1, code)
+        self.assertIn('invalid regular expression', err)
+        code, out, err = self.nova('lb-rule-add', 'host', 'x', 'maybe')
+        self.assertEqual(1, code)
+        self.assertIn('<allow> must be one of', err)
+        self.assertEqual(0, self.nova('lb-rule-delete', '1')[0])
+        code, out, err = self.nova('lb-rule-delete', '1')
+        self.assertEqual(1, code)
+        self.assertIn('rule 1 not found', err)
+
+    def test_plan_show_without_plan(self):
+        code, out, err = self.nova('lb-plan-show')
+        self.assertEqual(0, code, err)
+        self.assertIn('No plan yet', out)
+
+    def test_unknown_host_and_non_admin_are_readable_errors(self):
+        code, out, err = self.nova('lb-host-show', 'nowhere')
+        self.assertEqual(1, code)
+        self.assertIn("compute host 'nowhere' not found in nova (HTTP 404)", err)
+        code, out, err = self.nova('lb-host-list', token='member-token')
+        self.assertEqual(1, code)
+        self.assertIn('policy does not allow nova_drs:loadbalancer:host:list (HTTP 403)', err)
+
+    def test_plan_show_with_actions_and_reasons(self):
+        with self.drs_db.writer() as session:
+            session.add(models.LbPlan(
+                mode='manual', status='pending',
+                actions='[{"type": "suspend", "host": "host3", "reason": "cluster idle"}]',
+                reasons='["cluster idle"]'))
+        code, out, err = self.nova('lb-plan-show')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| status +\| pending')
+        self.assertIn('{"host": "host3", "reason": "cluster idle", "type": "suspend"}', out)
+        self.assertRegex(out, r'\| 1 +\| cluster idle +\|')

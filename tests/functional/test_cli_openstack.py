@@ -1,0 +1,150 @@
+"""The real ``openstack`` shell (python-openstackclient + our plugin) on the in-process API."""
+
+import contextlib
+import io
+import json
+import threading
+
+import fixtures
+import yaml
+
+from nova_drs.db import hosts as db_hosts
+from nova_drs.db import models
+from tests.functional import test_cli_nova
+
+
+class TestOpenStackShell(test_cli_nova.CliTestCase):
+
+    def setUp(self):
+        super().setUp()
+        # Only novaclient needs these (see CliTestCase); OSC would hand them to
+        # the admin_token plugin, which takes no project or auth URL.
+        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
+            self.useFixture(fixtures.EnvironmentVariable(name))
+
+    def openstack(self, *argv, token='admin-token'):
+        """(exit code, stdout, stderr) of ``openstack <argv>`` through its entry point."""
+        from openstackclient.common import clientmanager
+        from openstackclient import shell as osc_shell
+        # osc-lib caches each plugin's client (with its token) on the
+        # ClientManager class; a real "openstack" runs one command per process.
+        for klass in clientmanager.ClientManager.__mro__:
+            if 'drs' in vars(klass):
+                vars(klass)['drs']._handle = None
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = osc_shell.main(self.osc_auth_args(token) + list(argv))
+        return code, out.getvalue(), err.getvalue()
+
+    @staticmethod
+    def osc_auth_args(token):
+        return ['--os-auth-type', 'admin_token', '--os-token', token,
+                '--os-endpoint', test_cli_nova.ENDPOINT]
+
+    def test_help_lists_the_drs_commands(self):
+        code, out, err = self.openstack('help', 'drs')
+        self.assertEqual(0, code, err)
+        for command in ('host list', 'host show', 'host suspend', 'host unsuspend',
+                        'host set', 'host wake test', 'rule list', 'rule create',
+                        'rule delete', 'plan show', 'plan approve', 'plan reject',
+                        'policy list'):
+            self.assertIn('drs ' + command, out)
+
+    def test_host_list_in_every_format(self):
+        code, out, err = self.openstack('drs', 'host', 'list')
+        self.assertEqual(0, code, err)
+        self.assertIn('| Host  | State  |', out)
+        code, out, err = self.openstack('drs', 'host', 'list', '-f', 'json')
+        self.assertEqual(0, code, err)
+        listing = json.loads(out)
+        self.assertEqual(list(self.COMPUTE_HOSTS), [host['Host'] for host in listing])
+        self.assertEqual({'active'}, {host['State'] for host in listing})
+        code, out, err = self.openstack('drs', 'host', 'list', '--long', '-f', 'yaml')
+        self.assertEqual(0, code, err)
+        self.assertIn('Hypervisor Hostname', yaml.safe_load(out)[0])
+        code, out, err = self.openstack('drs', 'host', 'list', '-f', 'value', '-c', 'Host')
+        self.assertEqual('host1\nhost2\nhost3\n', out)
+
+    def test_suspend_show_unsuspend(self):
+        code, out, err = self.openstack('drs', 'host', 'suspend', 'host2', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual('suspending', json.loads(out)['suspend_state'])
+        self.assertIn('Suspend of host2 accepted', err)
+        code, out, err = self.openstack('drs', 'host', 'show', 'host2', '-f', 'value',
+                                        '-c', 'suspend_state')
+        self.assertEqual('suspending\n', out)
+        code, out, err = self.openstack('drs', 'host', 'suspend', 'host2')
+        self.assertEqual(1, code)
+        self.assertIn('host host2 is suspending; only an active host can be suspended '
+                      '(HTTP 409)', err)
+        code, out, err = self.openstack('drs', 'host', 'unsuspend', 'host2', '-f', 'value',
+                                        '-c', 'suspend_state')
+        self.assertEqual((0, 'active\n'), (code, out), err)
+
+    def test_suspend_wait(self):
+        timer = threading.Timer(0.3, db_hosts.transition,
+                                (self.drs_db, 'host1', 'suspending', 'suspended', 'test'))
+        timer.start()
+        self.addCleanup(timer.cancel)
+        code, out, err = self.openstack('drs', 'host', 'suspend', 'host1', '--wait',
+                                        '--poll-interval', '0.1', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual('suspended', json.loads(out)['suspend_state'])
+        self.assertIn('host1: suspending', err)
+
+    def test_set_power_and_wake_test(self):
+        code, out, err = self.openstack(
+            'drs', 'host', 'set', 'host3', '--power-driver', 'ipmi', '--power-mode', 'off',
+            '--mac-to-wake', '52:54:00:aa:bb:cc', '--power-option', 'address=192.0.2.3',
+            '--power-option', 'username=admin', '--power-option', 'password=hunter2',
+            '-f', 'json')
+        self.assertEqual(0, code, err)
+        host = json.loads(out)
+        self.assertEqual(('ipmi', 'off'), (host['power_driver'], host['power_mode']))
+        self.assertNotIn('hunter2', out)
+        code, out, err = self.openstack('drs', 'host', 'wake', 'test', 'host3', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual(('host3', 'pending'),
+                         (json.loads(out)['host'], json.loads(out)['status']))
+
+    def test_rules(self):
+        code, out, err = self.openstack('drs', 'rule', 'create', '--type', 'aggregate',
+                                        '--deny', 'gpu-.*', '-f', 'json')
+        self.assertEqual(0, code, err)
+        rule = json.loads(out)
+        self.assertEqual(('aggregate', 'gpu-.*', False),
+                         (rule['type'], rule['value'], rule['allow']))
+        code, out, err = self.openstack('drs', 'rule', 'list', '-f', 'json')
+        self.assertEqual([{'ID': rule['id'], 'Type': 'aggregate', 'Value': 'gpu-.*',
+                           'Allow': False}], json.loads(out))
+        code, out, err = self.openstack('drs', 'rule', 'create', '--type', 'host', '--allow',
+                                        '(')
+        self.assertEqual(1, code)
+        self.assertIn('invalid regular expression', err)
+        self.assertEqual(0, self.openstack('drs', 'rule', 'delete', str(rule['id']))[0])
+        self.assertEqual('[]', self.openstack('drs', 'rule', 'list', '-f', 'json')[1].strip())
+
+    def test_plans_and_policies(self):
+        with self.drs_db.writer() as session:
+            plan = models.LbPlan(mode='manual', status='pending',
+                                 actions='[{"type": "suspend", "host": "host3"}]',
+                                 reasons='["cluster under 20% for 30 min"]')
+            session.add(plan)
+            session.flush()
+            plan_id = plan.id
+        code, out, err = self.openstack('drs', 'plan', 'show', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual(['cluster under 20% for 30 min'], json.loads(out)['reasons'])
+        code, out, err = self.openstack('drs', 'plan', 'approve', str(plan_id), '-f', 'json')
+        self.assertEqual('approved', json.loads(out)['status'], err)
+        code, out, err = self.openstack('drs', 'plan', 'reject', str(plan_id))
+        self.assertEqual(1, code)
+        self.assertIn('HTTP 409', err)
+        code, out, err = self.openstack('drs', 'policy', 'list', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertIsInstance(json.loads(out), list)
+
+    def test_non_admin_gets_a_readable_403(self):
+        code, out, err = self.openstack('drs', 'host', 'list', token='member-token')
+        self.assertEqual(1, code, (out, err))
+        self.assertIn('policy does not allow nova_drs:loadbalancer:host:list (HTTP 403)', err)

@@ -1,0 +1,291 @@
+"""Whole daemon cycles on real nova: consolidate, suspend, wake, rebalance."""
+
+import time
+
+from nova_drs import conf as drs_conf
+from nova_drs.daemon import coordination
+from nova_drs.daemon import service
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import models
+from nova_drs.loadbalancer import catalog
+from tests.functional import base
+from tests.functional import daemon_support
+
+
+class DaemonTestBase(base.DrsFunctionalTestCase):
+    # Live migrations finish at once (FakeLiveMigrateDriver waits 5 s each);
+    # 10 vCPUs per host so that utilisation matters.
+    COMPUTE_DRIVER = 'fake.MediumFakeDriver'
+    POLICY = 'drs'
+    CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '2'}
+    EXTRA_FLAGS = {('loadbalancer', 'host_cooldown'): '0', ('quota', 'cores'): '-1',
+                   ('quota', 'instances'): '-1'}
+
+    def setUp(self):
+        super().setUp()
+        self.nova = daemon_support.nova_api_for(self)
+        self.power = daemon_support.InProcessHostPower(self)
+        aggregate = self.admin_api.post_aggregate(
+            {'aggregate': {'name': 'cluster1', 'availability_zone': None}})
+        for host in self.COMPUTE_HOSTS:
+            self.admin_api.add_host_to_aggregate(aggregate['id'], host)
+        self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
+            'metadata': self.CLUSTER_METADATA}})
+        self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
+                                             catalog.by_name(self.POLICY), self.power)
+
+    def cycle(self):
+        summary = self.balancer.run_cycle()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(
+                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
+            time.sleep(0.1)
+        return summary
+
+    def state(self, host):
+        return drs_hosts.get(self.drs_db, host)['suspend_state']
+
+
+class TestUnderload(DaemonTestBase):
+
+    def test_idle_host_is_emptied_and_suspended(self):
+        servers = {
+            'host1': [self._create_server(name='a1', host='host1', networks='none')],
+            'host2': [self._create_server(name='b%d' % i, host='host2', networks='none')
+                      for i in range(2)],
+            'host3': [self._create_server(name='c%d' % i, host='host3', networks='none')
+                      for i in range(2)],
+        }
+        instance_load = {s['id']: (host, 5.0 if host == 'host1' else 40.0)
+                         for host, group in servers.items() for s in group}
+        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
+                                   instance_load)
+        for _ in range(8):
+            summary = self.cycle()
+            if self.state('host1') == 'suspended':
+                break
+        self.assertEqual('suspended', self.state('host1'), summary)
+        self.assertEqual({'host2', 'host3'}, {self.state(h) and h for h in ('host2', 'host3')
+                                              if self.state(h) == 'active'})
+        self.assertEqual([], self.nova.servers_on_host('host1'))
+        for group in servers.values():
+            for server in group:
+                self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+        self.assertEqual('disabled', self.admin_api.get_services(
+            binary='nova-compute', host='host1')[0]['status'])
+        self.assertEqual([('suspend', 'host1')], self.power.calls)
+        new = self._create_server(name='new', networks='none')
+        self.assertNotEqual('host1', self.server_host(new['id']))
+
+
+class TestOverload(DaemonTestBase):
+
+    def test_load_rise_wakes_suspended_host_and_rebalances(self):
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'big', 'vcpus': 6, 'ram': 512, 'disk': 1}})
+        servers = [self._create_server(name='s%d' % i, host=host, networks='none',
+                                       flavor_id=flavor['id'])
+                   for i, host in enumerate(('host2', 'host2', 'host3', 'host3'))]
+        quiet = {s['id']: (self.server_host(s['id']), 10.0) for s in servers}
+        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
+                                   quiet)
+        for _ in range(5):
+            self.cycle()
+            if self.state('host1') == 'suspended':
+                break
+        self.assertEqual('suspended', self.state('host1'))
+        self.assertEqual(['active', 'active'], [self.state('host2'), self.state('host3')])
+
+        busy = {uuid: (host, 100.0) for uuid, (host, _) in quiet.items()}
+        daemon_support.record_load(self.drs_db, {'host2': 100.0, 'host3': 100.0}, busy)
+        summary = self.cycle()
+        self.assertEqual('waking', self.state('host1'), summary)
+        self.assertEqual(['wake'], [a['type'] for a in summary['actions']
+                                    if a.get('host') == 'host1'])
+        self.cycle()        # the host lifecycle sends the wake command
+        self.assertIn(('wake', 'host1'), self.power.calls)
+        self.power.come_back('host1')
+        daemon_support.record_load(self.drs_db, {'host1': 1.0}, {})
+        for _ in range(5):
+            self.cycle()
+            if self.nova.servers_on_host('host1'):
+                break
+        self.assertEqual('active', self.state('host1'))
+        self.assertEqual('enabled', self.admin_api.get_services(
+            binary='nova-compute', host='host1')[0]['status'])
+        self.assertTrue(self.nova.servers_on_host('host1'), 'nothing rebalanced onto host1')
+        for server in servers:
+            self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+
+
+class TestFaults(DaemonTestBase):
+
+    def test_unreachable_nova_skips_the_cycle(self):
+        from keystoneauth1 import adapter
+        from keystoneauth1 import session as ks_session
+        from nova_drs.daemon import nova_api
+        dead = adapter.Adapter(ks_session.Session(auth=None), service_type='compute',
+                               endpoint_override='http://127.0.0.1:9/v2.1')
+        self.balancer.nova = nova_api.NovaAPI(dead, dead)
+        for host in self.COMPUTE_HOSTS:
+            drs_hosts.ensure(self.drs_db, host)
+        summary = self.balancer.run_cycle()
+        self.assertIn('skipped', summary)
+        self.assertIn('127.0.0.1:9', summary['skipped'])
+        self.assertEqual({'host1': 'active', 'host2': 'active', 'host3': 'active'},
+                         drs_hosts.states(self.drs_db))
+
+    def test_hosts_without_fresh_statistics_are_left_alone(self):
+        self._create_server(name='a', host='host1', networks='none')
+        summary = self.cycle()
+        self.assertEqual(['host1', 'host2', 'host3'], sorted(summary['stale_hosts']))
+        self.assertEqual([], summary['actions'])
+        self.assertEqual([], self.power.calls)
+
+    def test_invalid_cluster_metadata_warns_once(self):
+        aggregate = self.admin_api.api_get('/os-aggregates').body['aggregates'][0]
+        self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
+            'metadata': {'min_active_hosts': 'many', 'drs_policy': 'chaos'}}})
+        daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS}, {})
+        self.cycle()
+        self.cycle()
+        log = self.stdlog.logger.output
+        self.assertEqual(1, log.count("ignoring invalid metadata min_active_hosts='many'"))
+        self.assertEqual(1, log.count("ignoring invalid metadata drs_policy='chaos'"))
+
+
+class Crash(BaseException):
+    """Stands for the leader process dying (not an Exception: nothing catches it)."""
+
+
+class TestHighAvailability(DaemonTestBase):
+    """Two daemons on Redis: the leader dies mid-cycle, the standby finishes the job."""
+
+    EXTRA_FLAGS = {**DaemonTestBase.EXTRA_FLAGS,
+                   ('drs_coordination', 'backend_url'): 'redis://127.0.0.1:6379',
+                   ('drs_coordination', 'leader_timeout'): '2',
+                   ('drs_coordination', 'heartbeat_interval'): '0.5'}
+
+    def test_standby_takes_over_without_repeating_migrations(self):
+        from tests import services
+        services.require('redis')
+        group = 'nova-drs-test-%s' % self.state_dir.rsplit('-', 1)[-1]
+
+        def daemon(name, crash_at=None):
+            coordinator = coordination.Coordinator(drs_conf.CONF, member_id=name, group=group)
+            coordinator.start()
+
+            def crash_point(point):
+                if point == crash_at:
+                    raise Crash(point)
+            return coordinator, service.LoadBalancer(
+                drs_conf.CONF, self.nova, self.drs_db, catalog.by_name(self.POLICY),
+                self.power, coordinator, crash_point=crash_point)
+
+        server = self._create_server(name='a1', host='host1', networks='none')
+        others = [self._create_server(name='b%d' % i, host=h, networks='none')
+                  for i, h in enumerate(('host2', 'host3'))]
+        load = {s['id']: (self.server_host(s['id']), 5.0 if s is server else 40.0)
+                for s in [server] + others}
+        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
+                                   load)
+        leader_coordinator, leader = daemon('leader', crash_at='suspend:migration-requested')
+        standby_coordinator, standby = daemon('standby')
+        self.addCleanup(standby_coordinator.stop)
+        self.assertTrue(leader_coordinator.is_leader())
+        self.assertEqual({'role': 'standby'}, standby.run_cycle())
+
+        leader.run_cycle()                      # plans: host1 -> suspending
+        self.assertEqual('suspending', self.state('host1'))
+        self.assertRaises(Crash, leader.run_cycle)  # dies right after asking nova to move
+        # What a SIGKILL leaves behind: no more heartbeats, the lock still in Redis.
+        leader_coordinator._stopping.set()
+        leader_coordinator._heart.join()
+        died = time.monotonic()
+
+        took_over = None
+        for _ in range(40):
+            summary = self.cycle_with(standby)
+            if took_over is None and summary != {'role': 'standby'}:
+                took_over = time.monotonic() - died
+            if self.state('host1') == 'suspended':
+                break
+            time.sleep(0.2)
+        self.assertEqual('suspended', self.state('host1'))
+        self.assertIsNotNone(took_over)
+        self.assertLess(took_over, 2 * 2 + 1)   # within two lease periods
+        migrations = [m for m in self.admin_api.api_get('/os-migrations').body['migrations']
+                      if m['instance_uuid'] == server['id']]
+        self.assertEqual(1, len(migrations), migrations)
+        self.assertNotEqual('host1', self.server_host(server['id']))
+        self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+
+    def cycle_with(self, balancer):
+        summary = balancer.run_cycle()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(
+                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
+            time.sleep(0.1)
+        return summary
+
+
+class TestAdminRequests(DaemonTestBase):
+    """What admins ask through the API, carried out by the daemon."""
+
+    CLUSTER_METADATA = {'drs_policy': 'none'}   # only admin requests act here
+
+    def run_until(self, predicate, limit=12):
+        for _ in range(limit):
+            self.cycle()
+            for host in list(self.power.waking):
+                self.power.come_back(host)
+            if predicate():
+                return
+        self.fail('condition not reached; states %s' % drs_hosts.states(self.drs_db))
+
+    def test_suspend_and_unsuspend_through_the_api(self):
+        server = self._create_server(name='a', host='host1', networks='none')
+        response = self.admin_api.api_post('/loadbalancer/action',
+                                           {'suspend_host': {'host': 'host1'}})
+        self.assertEqual(202, response.status)
+        self.run_until(lambda: self.state('host1') == 'suspended')
+        self.assertIn(self.server_host(server['id']), ('host2', 'host3'))
+        self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+        shown = self.admin_api.api_get('/loadbalancer/host1').body
+        self.assertEqual('suspended', shown['host']['suspend_state'])
+
+        self.admin_api.api_post('/loadbalancer/action', {'unsuspend_host': {'host': 'host1'}})
+        self.run_until(lambda: self.state('host1') == 'active')
+        self.assertEqual('enabled', self.admin_api.get_services(
+            binary='nova-compute', host='host1')[0]['status'])
+
+    def test_wake_test_round_trip(self):
+        response = self.admin_api.api_post('/loadbalancer/action',
+                                           {'wake_test': {'host': 'host2'}})
+        request_id = response.body['request']['id']
+
+        def finished():
+            with self.drs_db.reader() as session:
+                row = session.get(models.LbRequest, request_id)
+                return row.status in ('done', 'failed') and row
+        self.run_until(finished)
+        self.assertEqual(('done', 'suspended and woke up'),
+                         (finished().status, finished().result))
+        self.assertEqual([('suspend', 'host2'), ('wake', 'host2')],
+                         [c for c in self.power.calls if c[1] == 'host2'][:2])
+        self.assertEqual('active', self.state('host2'))
+
+
+class TestOvercommitUpkeep(DaemonTestBase):
+    CLUSTER_METADATA = {'drs_policy': 'none', 'cpu_allocation_ratio': '2.0'}
+
+    def vcpu_ratio(self, host):
+        hypervisor = [h for h in self.nova.hypervisors() if h['service']['host'] == host][0]
+        inventories = self.placement.get(
+            '/resource_providers/%s/inventories' % hypervisor['id']).body['inventories']
+        return inventories['VCPU']['allocation_ratio']
+
+    def test_each_cycle_pushes_aggregate_ratios_into_placement(self):
+        self.assertNotEqual(2.0, self.vcpu_ratio('host1'))
+        self.cycle()
+        self.assertEqual([2.0, 2.0, 2.0], [self.vcpu_ratio(h) for h in self.COMPUTE_HOSTS])

@@ -1,0 +1,34 @@
+"""doc/api/openapi.yaml describes exactly the routes the filter serves."""
+
+import os
+import re
+import unittest
+
+import yaml
+
+from nova_drs.api import middleware
+
+OPENAPI = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc', 'api',
+                       'openapi.yaml')
+
+
+class TestOpenApiMatchesRoutes(unittest.TestCase):
+
+    def test_paths_and_methods(self):
+        with open(OPENAPI) as handle:
+            document = yaml.safe_load(handle)
+        documented = {(re.sub(r'\{\w+\}', '{}', path), method.upper())
+                      for path, operations in document['paths'].items()
+                      for method in operations if method != 'parameters'}
+        served = {(re.sub(r'\{\w+\}', '{}', '/loadbalancer' + path), method)
+                  for path, methods in middleware.ROUTES for method in methods}
+        self.assertEqual(served, documented)
+
+    def test_every_operation_names_its_policy(self):
+        with open(OPENAPI) as handle:
+            document = yaml.safe_load(handle)
+        for path, operations in document['paths'].items():
+            for method, operation in operations.items():
+                if method != 'parameters':
+                    self.assertIn('nova_drs:loadbalancer:', operation['x-policy'],
+                                  (path, method))

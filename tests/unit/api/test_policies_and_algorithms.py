@@ -1,0 +1,61 @@
+"""Policy defaults and the description of installed algorithms."""
+
+import importlib.metadata
+import unittest
+from unittest import mock
+
+from nova_drs.api import algorithms
+from nova_drs.api import policies
+
+
+class TestPolicyDefaults(unittest.TestCase):
+
+    def test_every_rule_is_admin_only_and_documented(self):
+        rules = policies.list_rules()
+        self.assertEqual(14, len(rules))
+        for rule in rules:
+            self.assertTrue(rule.name.startswith('nova_drs:loadbalancer:'))
+            self.assertEqual('role:admin', rule.check_str)
+            self.assertTrue(rule.description)
+            self.assertTrue(rule.operations)
+
+
+class Documented:
+    """Moves instances off hosts above the threshold.
+
+    More text that is not shown.
+    """
+
+    PARAMETERS = {'threshold': {'type': 'float', 'default': 0.8}}
+
+
+class Undocumented:
+    pass
+
+
+def _entry_point(name, target):
+    return importlib.metadata.EntryPoint(name, target, 'nova_drs.loadbalancer.overload')
+
+
+class TestDescribe(unittest.TestCase):
+
+    def test_first_docstring_line_and_parameters(self):
+        point = _entry_point('threshold', 'x:y')
+        with mock.patch.object(importlib.metadata.EntryPoint, 'load', return_value=Documented):
+            entry = algorithms.describe('overload', point)
+        self.assertEqual({'kind': 'overload', 'name': 'threshold',
+                          'description': 'Moves instances off hosts above the threshold.',
+                          'parameters': {'threshold': {'type': 'float', 'default': 0.8}},
+                          'error': None}, entry)
+
+    def test_plugin_without_docstring_or_parameters(self):
+        with mock.patch.object(importlib.metadata.EntryPoint, 'load',
+                               return_value=Undocumented):
+            entry = algorithms.describe('overload', _entry_point('bare', 'x:y'))
+        self.assertEqual((None, {}, None),
+                         (entry['description'], entry['parameters'], entry['error']))
+
+    def test_broken_plugin_is_isolated(self):
+        entry = algorithms.describe('overload', _entry_point('broken', 'no_such_module:X'))
+        self.assertEqual('cannot be loaded: ModuleNotFoundError', entry['error'])
+        self.assertIsNone(entry['description'])

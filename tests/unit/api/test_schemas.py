@@ -1,0 +1,74 @@
+"""Request-body validation: what passes, and the message of what does not."""
+
+import unittest
+
+from nova_drs.api import schemas
+
+
+class TestSingleAction(unittest.TestCase):
+
+    def check(self, body):
+        return schemas.single_action(body, schemas.HOST_ACTIONS)
+
+    def assertRejected(self, body, fragment):
+        with self.assertRaises(schemas.ValidationError) as caught:
+            self.check(body)
+        self.assertIn(fragment, str(caught.exception))
+        return str(caught.exception)
+
+    def test_valid_actions(self):
+        self.assertEqual(('suspend_host', {'host': 'compute3'}),
+                         self.check({'suspend_host': {'host': 'compute3'}}))
+        body = {'set_power': {'host': 'c1', 'driver': 'ipmi', 'mode': 's3',
+                              'mac_to_wake': '52:54:00:12:34:56',
+                              'options': {'password': 'x', 'port': 623}}}
+        self.assertEqual('set_power', self.check(body)[0])
+
+    def test_shape_errors(self):
+        self.assertRejected([], 'must be a JSON object')
+        self.assertRejected({}, 'exactly one action expected')
+        self.assertRejected({'suspend_host': {'host': 'a'}, 'wake_test': {'host': 'a'}},
+                            'got 2: suspend_host, wake_test')
+        self.assertRejected({'reboot': {}}, "unknown action 'reboot'")
+        self.assertRejected(schemas.Malformed('malformed request body: x'), 'malformed')
+
+    def test_host_errors(self):
+        self.assertRejected({'suspend_host': {}}, "'host' is a required property")
+        self.assertRejected({'suspend_host': {'host': ''}}, 'too short')
+        message = self.assertRejected({'suspend_host': {'host': 'h' * 10000}}, 'too long')
+        self.assertLess(len(message), 400)
+        self.assertRejected({'suspend_host': {'host': ' padded '}}, 'pattern')
+        self.assertRejected({'suspend_host': {'host': 'a\nb'}}, 'pattern')
+        self.assertRejected({'suspend_host': {'host': 'a', 'x': 1}},
+                            'Additional properties')
+
+    def test_braces_in_values_do_not_break_messages(self):
+        self.assertRejected({'set_power': {'host': 'a', 'driver': 'x', 'options': '{x}'}},
+                            "'{x}' is not of type 'object'")
+
+    def test_set_power_errors(self):
+        self.assertRejected({'set_power': {'host': 'a', 'driver': 'x', 'mode': 's5'}},
+                            "'s5' is not one of")
+        self.assertRejected({'set_power': {'host': 'a', 'driver': 'x', 'mac_to_wake': 'zz'}},
+                            'pattern')
+
+
+class TestRuleAndPlanSchemas(unittest.TestCase):
+
+    def test_rule(self):
+        schemas.validate({'rule': {'type': 'aggregate', 'value': 'gpu.*', 'allow': False}},
+                         schemas.RULE)
+        with self.assertRaises(schemas.ValidationError):
+            schemas.validate({'rule': {'type': 'rack', 'value': 'x', 'allow': True}},
+                             schemas.RULE)
+        with self.assertRaises(schemas.ValidationError):
+            schemas.validate({'rule': {'type': 'host', 'value': 'x', 'allow': 1}},
+                             schemas.RULE)
+
+    def test_plan_decision(self):
+        self.assertEqual(('approve', {'plan_id': 3}),
+                         schemas.single_action({'approve': {'plan_id': 3}},
+                                               schemas.PLAN_ACTIONS))
+        for plan_id in (0, -1, '3', 2 ** 31, True, 1.5):
+            with self.subTest(plan_id=plan_id), self.assertRaises(schemas.ValidationError):
+                schemas.single_action({'reject': {'plan_id': plan_id}}, schemas.PLAN_ACTIONS)

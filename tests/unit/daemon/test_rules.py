@@ -1,0 +1,29 @@
+from nova_drs.daemon import observe
+
+
+def _rules(*rules):
+    return observe.Rules([{'type': t, 'value': v, 'allow': a} for t, v, a in rules])
+
+
+def test_default_allows():
+    assert _rules().allows('compute1', [])
+
+
+def test_last_match_wins():
+    rules = _rules(('host', 'compute.*', False), ('host', 'compute1', True))
+    assert rules.allows('compute1', [])
+    assert not rules.allows('compute2', [])
+
+
+def test_regex_must_match_whole_name():
+    rules = _rules(('host', 'compute1', False))
+    assert not rules.allows('compute1', [])
+    assert rules.allows('compute10', [])
+
+
+def test_aggregate_and_zone_rules():
+    rules = _rules(('aggregate', 'gpu-.*', False), ('availability_zone', 'az2', False))
+    assert not rules.allows('c1', [{'name': 'gpu-a'}])
+    assert rules.allows('c1', [{'name': 'cpu-a'}])
+    assert not rules.allows('c1', [], service={'zone': 'az2'})
+    assert rules.allows('c1', [], service={'zone': 'az1'})

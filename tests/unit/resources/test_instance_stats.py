@@ -1,0 +1,72 @@
+"""instance_stats plugin over a driver returning nova Diagnostics objects."""
+
+import unittest
+
+from nova.objects import diagnostics
+
+from nova_drs.resources import base
+from nova_drs.resources.plugins import instance_stats
+
+
+class CountersDriver:
+    """Returns the cumulative counters a test sets, like libvirt does."""
+
+    def __init__(self):
+        self.cpu_ns = {}
+        self.requests = {}
+        self.memory = {}
+
+    def get_instance_diagnostics(self, instance):
+        diags = diagnostics.Diagnostics(state='running', driver='libvirt')
+        diags.add_cpu(id=0, time=self.cpu_ns[instance])
+        diags.add_disk(read_requests=self.requests.get(instance, 0), write_requests=0)
+        if instance in self.memory:
+            diags.memory_details = diagnostics.MemoryDiagnostics(
+                maximum=1024, used=self.memory[instance])
+        return diags
+
+
+class TestInstanceStats(unittest.TestCase):
+
+    def setUp(self):
+        self.now = 100.0
+        self.driver = CountersDriver()
+        self.plugin = instance_stats.InstanceStats(clock=lambda: self.now)
+
+    def period(self, *usages):
+        self.plugin.reset(None, self.driver)
+        for usage in usages:
+            self.plugin.add_instance(usage)
+        return {s['instance_uuid']: s for s in self.plugin.report()['instances']}
+
+    def usage(self, uuid, vcpus=2):
+        return base.InstanceUsage(uuid=uuid, vcpus=vcpus, memory_mb=512, extra_specs={},
+                                  instance=uuid)
+
+    def test_cpu_percent_iops_and_memory(self):
+        self.driver.cpu_ns['a'] = 0
+        self.driver.requests['a'] = 100
+        first = self.period(self.usage('a'))['a']
+        self.assertIsNone(first['cpu_used_percent'])
+        self.assertEqual(512, first['mem'])  # driver did not say: flavor memory
+        self.now += 10
+        self.driver.cpu_ns['a'] = 5 * 10 ** 9
+        self.driver.requests['a'] = 400
+        self.driver.memory['a'] = 300
+        second = self.period(self.usage('a'))['a']
+        self.assertAlmostEqual(25.0, second['cpu_used_percent'])  # 5 s of 2 vCPUs x 10 s
+        self.assertAlmostEqual(30.0, second['iops'])
+        self.assertEqual(300, second['mem'])
+        self.assertEqual(0, second['prev_cpu_time'])
+
+    def test_resize_and_removal(self):
+        self.driver.cpu_ns['a'] = 0
+        self.period(self.usage('a', vcpus=1))
+        self.now += 10
+        self.driver.cpu_ns['a'] = 20 * 10 ** 9
+        resized = self.period(self.usage('a', vcpus=4))['a']
+        self.assertAlmostEqual(50.0, resized['cpu_used_percent'])
+        self.plugin.remove_instance(self.usage('a'))
+        self.now += 10
+        again = self.period(self.usage('a', vcpus=4))['a']
+        self.assertIsNone(again['cpu_used_percent'])  # forgotten: new baseline

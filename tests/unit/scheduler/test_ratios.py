@@ -1,0 +1,52 @@
+"""Per-aggregate ratios from metadata: smallest wins, bad values warned once."""
+
+import logging
+import unittest
+
+from nova_drs.overcommit import ratios
+
+
+class Aggregate:
+    def __init__(self, id, metadata, name=None):
+        self.id = id
+        self.name = name or 'agg%d' % id
+        self.metadata = metadata
+
+
+class AggregateRatio(unittest.TestCase):
+
+    def setUp(self):
+        ratios._warned.clear()
+
+    def test_smallest_valid_value_wins(self):
+        aggs = [Aggregate(1, {'cpu_allocation_ratio': '4.0'}),
+                Aggregate(2, {'cpu_allocation_ratio': '2.0'}),
+                Aggregate(3, {})]
+        self.assertEqual(2.0, ratios.aggregate_ratio(aggs, 'cpu_allocation_ratio', 16.0))
+
+    def test_fallback_without_metadata(self):
+        self.assertEqual(16.0, ratios.aggregate_ratio([Aggregate(1, {})],
+                                                      'cpu_allocation_ratio', 16.0))
+        self.assertEqual(1.5, ratios.aggregate_ratio([], 'ram_allocation_ratio', 1.5))
+
+    def test_bad_values_fall_back_and_warn_once_per_aggregate_and_value(self):
+        for bad in ('abc', '-1', '0', '1e9'):
+            with self.subTest(bad=bad):
+                aggs = [Aggregate(7, {'ram_allocation_ratio': bad}, 'gold')]
+                with self.assertLogs(ratios.LOG.logger, logging.WARNING) as logs:
+                    for _ in range(50):  # 50 hosts / requests
+                        self.assertEqual(1.0, ratios.aggregate_ratio(
+                            aggs, 'ram_allocation_ratio', 1.0))
+                self.assertEqual(1, len(logs.records))
+                self.assertIn('gold', logs.output[0])
+                self.assertIn(repr(bad), logs.output[0])
+
+    def test_bad_value_ignored_next_to_a_good_one(self):
+        aggs = [Aggregate(1, {'cpu_allocation_ratio': 'abc'}),
+                Aggregate(2, {'cpu_allocation_ratio': '3'})]
+        with self.assertLogs(ratios.LOG.logger, logging.WARNING):
+            self.assertEqual(3.0, ratios.aggregate_ratio(aggs, 'cpu_allocation_ratio', 16.0))
+
+    def test_host_ratios(self):
+        aggs = [Aggregate(1, {'cpu_allocation_ratio': '2', 'ram_allocation_ratio': '1.25'})]
+        self.assertEqual((2.0, 1.25), ratios.host_ratios(aggs, 16.0, 1.5))

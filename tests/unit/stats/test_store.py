@@ -1,0 +1,123 @@
+"""Bulk ingest, duplicates, purge boundaries and latest-sample queries."""
+
+import datetime
+import os
+import tempfile
+import unittest
+
+from nova_drs.db import api
+from nova_drs.db import migration
+from nova_drs.stats import collector
+from nova_drs.stats import store
+from tests import services
+
+T0 = datetime.datetime(2026, 11, 22, 12, 0, 0)
+
+
+def sample(host, minute, uuids=(), mac=None, cpu_times=None):
+    at = T0 + datetime.timedelta(minutes=minute)
+    payload = {
+        'host': host, 'hypervisor_hostname': host, 'compute_id': 1,
+        'sampled_at': at.isoformat(),
+        'host_stats': {'cpu_used_percent': 10.0 + minute, 'memory_used': 100,
+                       'memory_total': 1000, 'vcpus': 4},
+        'instances': [{'instance_uuid': uuid, 'vcpus': 1,
+                       'cpu_time': (cpu_times or {}).get(uuid, minute),
+                       'cpu_used_percent': float(minute), 'mem': 64,
+                       'block_dev_iops': 600 * minute,
+                       'prev_block_dev_iops': 600 * (minute - 1) if minute else None,
+                       'prev_updated_at': (at - datetime.timedelta(minutes=1)).isoformat()
+                       if minute else None}
+                      for uuid in uuids],
+    }
+    if mac:
+        payload['mac_to_wake'] = mac
+    return payload
+
+
+class StoreTests:
+    """Run against every database kind by the subclasses below."""
+
+    def test_insert_and_latest(self):
+        store.insert_samples(self.db, [sample('h1', m, ['u1', 'u2']) for m in range(5)])
+        latest = store.latest(self.db, 'h1', 2)
+        self.assertEqual([T0 + datetime.timedelta(minutes=4),
+                          T0 + datetime.timedelta(minutes=3)],
+                         [row['sampled_at'] for row in latest])
+        self.assertEqual(14.0, latest[0]['cpu_used_percent'])
+        per_instance = store.latest_instances(self.db, ['u1', 'u2', 'u3'], 3)
+        self.assertEqual([4, 3, 2], [row['cpu_time'] for row in per_instance['u1']])
+        self.assertEqual([], per_instance['u3'])
+        self.assertAlmostEqual(10.0, per_instance['u2'][0]['iops'])
+        hosts = store.latest_hosts(self.db, ['h1', 'h2'], 1)
+        self.assertEqual(1, len(hosts['h1']))
+        self.assertEqual([], hosts['h2'])
+
+    def test_duplicates_and_late_samples_are_harmless(self):
+        store.insert_samples(self.db, [sample('h1', 1, ['u1'], cpu_times={'u1': 111})])
+        hosts, instances, errors = store.insert_samples(self.db, [
+            sample('h1', 1, ['u1'], cpu_times={'u1': 999}),  # duplicate
+            sample('h1', 1, ['u1']),                          # duplicate in the batch
+            sample('h1', 0, ['u1']),                          # late
+        ])
+        self.assertEqual((2, 2, []), (hosts, instances, errors))
+        rows = store.latest_instances(self.db, ['u1'], 5)['u1']
+        self.assertEqual([111, 0], [row['cpu_time'] for row in rows])
+
+    def test_invalid_samples_are_reported_not_stored(self):
+        bad_time = sample('h1', 1)
+        bad_time['sampled_at'] = 'yesterday'
+        bad_number = sample('h2', 1)
+        bad_number['host_stats']['vcpus'] = 'four'
+        hosts, _, errors = store.insert_samples(
+            self.db, [bad_time, bad_number, {'no': 'host'}, 'junk', sample('h3', 1)])
+        self.assertEqual(1, hosts)
+        self.assertEqual(4, len(errors))
+        self.assertIn('sampled_at', errors[0])
+        self.assertIn('vcpus', errors[1])
+
+    def test_purge_boundaries(self):
+        store.insert_samples(self.db, [sample('h1', m, ['u1']) for m in range(4)])
+        cutoff = T0 + datetime.timedelta(minutes=2)
+        self.assertEqual((2, 2), store.purge(self.db, cutoff))
+        remaining = [row['sampled_at'] for row in store.latest(self.db, 'h1', 10)]
+        self.assertEqual([T0 + datetime.timedelta(minutes=3), cutoff], remaining)
+        self.assertEqual((0, 0), store.purge(self.db, cutoff))
+        now = T0 + datetime.timedelta(minutes=3, seconds=30)
+        self.assertEqual((1, 1), store.purge_older_than(self.db, 60, now=now))
+
+    def test_collector_stores_wake_address_once(self):
+        samples = [sample('h1', 0, mac='52:54:00:00:00:01'),
+                   sample('h1', 1, mac='52:54:00:00:00:01')]
+        the_collector = collector.Collector(self.db)
+        self.assertEqual((2, 0), the_collector.ingest(samples))
+        from nova_drs.db import hosts
+        self.assertEqual('52:54:00:00:00:01', hosts.get(self.db, 'h1')['mac_to_wake'])
+
+
+class TestSqlite(StoreTests, unittest.TestCase):
+
+    def setUp(self):
+        directory = tempfile.mkdtemp(prefix='nova-drs-stats-')
+        self.db = api.Database('sqlite:///' + os.path.join(directory, 'drs.sqlite'))
+        migration.sync(self.db)
+        self.addCleanup(self.db.dispose)
+
+
+class ScratchStoreTests(StoreTests):
+    KIND = None
+
+    def setUp(self):
+        scratch = services.ScratchDatabase(self.KIND)
+        self.addCleanup(scratch.drop)
+        self.db = api.Database(scratch.url)
+        self.addCleanup(self.db.dispose)
+        migration.sync(self.db)
+
+
+class TestMariaDB(ScratchStoreTests, unittest.TestCase):
+    KIND = 'mariadb'
+
+
+class TestPostgreSQL(ScratchStoreTests, unittest.TestCase):
+    KIND = 'postgresql'

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""``make demo``: the nova-drs sandbox on embedded defaults.
+
+A real nova runs in this process (API, conductor, scheduler, placement and
+four fake computes) with nova-drs enabled through configuration only; the
+DRS database is SQLite. Sixteen servers replay slices of real PlanetLab CPU
+traces; every tick feeds one 5-minute sample into the statistics store and
+runs one nova-loadbalancer cycle (observe, decide, act) against the nova
+REST API. It consolidates while load is low, suspends emptied hosts, wakes
+them when load rises, prints a live table and ends with a summary and the
+simulator's report on the same traces (reports/demo/index.html).
+"""
+
+import argparse
+import collections
+import datetime
+import os
+import sys
+import time
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from nova_drs import conf as drs_conf  # noqa: E402
+from nova_drs.cmd import sim  # noqa: E402
+from nova_drs.daemon import service  # noqa: E402
+from nova_drs.db import hosts as drs_hosts  # noqa: E402
+from nova_drs.loadbalancer import catalog  # noqa: E402
+from nova_drs.sim import traces as trace_files  # noqa: E402
+from nova_drs.stats import store  # noqa: E402
+from tests.functional import base  # noqa: E402
+from tests.functional import daemon_support  # noqa: E402
+
+DEFAULT_TRACES = os.path.join(REPO, 'data', 'planetlab-sample', '20110303')
+ARGS = None
+
+
+def _utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class Sandbox(base.DrsFunctionalTestCase):
+    COMPUTE_DRIVER = 'fake.MediumFakeDriver'   # 10 vCPUs, 8 GiB per host
+    COMPUTE_HOSTS = ('compute1', 'compute2', 'compute3', 'compute4')
+    VM_VCPUS = 2
+    # One tick stands for 5 minutes but lasts about a second: no host cooldown.
+    EXTRA_FLAGS = {('quota', 'instances'): '-1', ('quota', 'cores'): '-1',
+                   ('quota', 'ram'): '-1', ('loadbalancer', 'host_cooldown'): '0'}
+
+    def test_sandbox(self):
+        self.nova = daemon_support.nova_api_for(self)
+        self.power = daemon_support.InProcessHostPower(self)
+        names, fractions = trace_files.load_directory(ARGS.traces)
+        traces = dict(list(zip(names, fractions, strict=True))[:ARGS.vms])
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'trace', 'vcpus': self.VM_VCPUS, 'ram': 256, 'disk': 1}})
+        aggregate = self.admin_api.post_aggregate(
+            {'aggregate': {'name': 'sandbox', 'availability_zone': None}})
+        for host in self.COMPUTE_HOSTS:
+            self.admin_api.add_host_to_aggregate(aggregate['id'], host)
+        self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
+            'metadata': {'drs_policy': 'power_saving', 'min_active_hosts': '1'}}})
+        servers = {}
+        for index, name in enumerate(sorted(traces)):
+            host = self.COMPUTE_HOSTS[index % len(self.COMPUTE_HOSTS)]
+            server = self._create_server(name='vm%02d' % index, host=host,
+                                         networks='none', flavor_id=flavor['id'])
+            servers[server['id']] = traces[name]
+        balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
+                                        catalog.by_name(ARGS.policy), self.power)
+        self._run(balancer, servers)
+
+    def _feed(self, servers, sample):
+        """One statistics sample per host and instance (the collector's job)."""
+        now = _utcnow().isoformat()
+        where = {s['id']: s['OS-EXT-SRV-ATTR:host'] for s in self.nova.all_servers()}
+        load = collections.defaultdict(float)
+        per_host = collections.defaultdict(list)
+        for uuid, trace in servers.items():
+            percent = 100.0 * trace[sample]
+            load[where[uuid]] += percent * self.VM_VCPUS / 10.0
+            per_host[where[uuid]].append({'instance_uuid': uuid, 'cpu_used_percent': percent,
+                                          'vcpus': self.VM_VCPUS, 'mem': 256})
+        batch = [{'host': host, 'sampled_at': now,
+                  'host_stats': {'cpu_used_percent': min(100.0, load[host]),
+                                 'memory_total': 8192, 'memory_used': 256 * len(per_host[host]),
+                                 'vcpus': 10},
+                  'instances': per_host[host]}
+                 for host in self.COMPUTE_HOSTS]
+        store.insert_samples(self.drs_db, batch)
+        return load
+
+    def _run(self, balancer, servers):
+        counts = collections.Counter()
+        host_ticks = 0
+        print('\n%-5s %-6s %s' % ('tick', 'trace', '  '.join(
+            '%-24s' % h for h in self.COMPUTE_HOSTS)))
+        for tick in range(ARGS.ticks):
+            sample = ARGS.start + tick
+            load = self._feed(servers, sample)
+            summary = balancer.run_cycle()
+            for action in summary.get('actions', ()):
+                counts[action['type']] += 1
+            self._settle()
+            for host in list(self.power.waking):
+                self.power.come_back(host)      # the woken host finishes booting
+            states = drs_hosts.states(self.drs_db)
+            on_host = collections.Counter(
+                s['OS-EXT-SRV-ATTR:host'] for s in self.nova.all_servers())
+            host_ticks += sum(1 for h in self.COMPUTE_HOSTS if states.get(h) != 'suspended')
+            cells = ['%-10s %5.1f%% %2d VMs' % (states.get(h, '?'), load[h], on_host[h])
+                     for h in self.COMPUTE_HOSTS]
+            print('%-5d %02d:%02d  %s' % (tick, sample * 5 // 60, sample * 5 % 60,
+                                          '  '.join('%-24s' % c for c in cells)), flush=True)
+        lost = [s for s in self.nova.all_servers() if s['status'] not in ('ACTIVE',)]
+        total = ARGS.ticks * len(self.COMPUTE_HOSTS)
+        print('\nsummary: %d ticks of 5 min, %d servers, %d hosts' % (
+            ARGS.ticks, len(servers), len(self.COMPUTE_HOSTS)))
+        print('  planned migrations %d, suspends %d, wakes %d' % (
+            counts['migrate'], counts['suspend'], counts['wake']))
+        print('  host-ticks powered %d of %d (%.0f%% saved vs. all hosts on)' % (
+            host_ticks, total, 100.0 * (total - host_ticks) / total))
+        print('  servers not ACTIVE at the end: %d' % len(lost))
+        self.assertEqual([], lost)
+
+    def _settle(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(
+                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
+            time.sleep(0.1)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--traces', default=DEFAULT_TRACES,
+                        help='CloudSim-format trace directory (default: bundled sample)')
+    parser.add_argument('--vms', type=int, default=16)
+    parser.add_argument('--start', type=int, default=30, help='first trace sample')
+    parser.add_argument('--ticks', type=int, default=36, help='cycles to run')
+    parser.add_argument('--policy', default='drs', help='decision policy (drs, lr_mmt_1.2...)')
+    ARGS = parser.parse_args()
+    result = unittest.TextTestRunner(verbosity=0, stream=sys.stderr).run(
+        unittest.defaultTestLoader.loadTestsFromTestCase(Sandbox))
+    if not result.wasSuccessful():
+        return 1
+    report = os.path.join(REPO, 'reports', 'demo')
+    print('\nThe same traces, a whole day, in the simulator (CloudSim data-centre model, '
+          '8 hosts):', flush=True)
+    return sim.main([ARGS.traces, '--hosts', '8', '--policy', ARGS.policy,
+                     '--policy', 'lr_mmt_1.2', '--policy', 'dvfs', '--no-progress',
+                     '--report', report])
+
+
+if __name__ == '__main__':
+    sys.exit(main())
