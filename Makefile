@@ -8,7 +8,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed-stamp
 PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 
-.PHONY: venv services lint unit functional test demo benchmarks config-sample clean
+.PHONY: venv services shellcheck lint unit functional integration test demo benchmarks config-sample clean
 
 $(STAMP): requirements.txt test-requirements.txt constraints.txt setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -26,13 +26,26 @@ services:
 lint: venv
 	$(VENV)/bin/ruff check .
 
-unit: venv services
+# tests/unit/test_devstack_shellcheck.py needs shellcheck (Debian package).
+shellcheck:
+	@command -v shellcheck >/dev/null || \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck >/dev/null 2>&1; } || \
+	  { echo "make: shellcheck is missing and 'apt-get install shellcheck' failed" >&2; exit 1; }
+
+unit: venv services shellcheck
 	$(PYTEST) tests/unit
 
 functional: venv services
 	$(PYTEST) tests/functional
 
-test: lint unit functional
+# Multi-process mini-cloud (tests/integration/cloud.py): own venv .venv-cloud,
+# MariaDB/RabbitMQ on loopback; service logs in state/minicloud/logs.
+integration: venv services
+	$(PYTEST) -s tests/integration
+
+test: lint unit functional integration
 	@echo "make test: all tiers passed"
 
 demo: venv

@@ -188,21 +188,15 @@ class HostLifecycle:
                 self._crash_point('suspend:resize-confirmed')
 
     def _empty_in_placement(self, host, service):
-        provider = self.nova.provider_by_name(service.get('host_name') or host)
-        if provider is None:
-            providers = [p for p in self._providers_of(host)]
-            provider = providers[0] if providers else None
-        if provider is None:
-            return True
-        usages = self.nova.provider_usages(provider['uuid'])
-        return not any(usages.values())
+        """No allocation left against the host's resource providers.
 
-    def _providers_of(self, host):
+        A compute node's uuid is its resource provider's uuid.
+        """
         for hypervisor in self.nova.hypervisors():
             if hypervisor.get('service', {}).get('host') == host:
-                found = self.nova.provider_by_name(hypervisor['hypervisor_hostname'])
-                if found:
-                    yield found
+                if any(self.nova.provider_usages(hypervisor['id']).values()):
+                    return False
+        return True
 
     def _power_off(self, record, service):
         host = record['host']

@@ -88,35 +88,24 @@ class NovaAPI:
         self.compute('PUT', '/os-services/%s' % service_id, {'status': 'enabled'})
 
     # -- servers ----------------------------------------------------------
+    def _servers(self, query=''):
+        servers, marker = [], None
+        while True:
+            url = '/servers/detail?all_tenants=1&limit=1000' + query
+            if marker:
+                url += '&marker=%s' % marker
+            page = self.compute('GET', url)['servers']
+            servers.extend(page)
+            if len(page) < 1000:
+                return servers
+            marker = page[-1]['id']
+
     def servers_on_host(self, host):
         """Every server nova places on ``host``, whatever its state."""
-        servers = []
-        marker = None
-        while True:
-            url = '/servers/detail?all_tenants=1&host=%s&limit=1000' % host
-            if marker:
-                url += '&marker=%s' % marker
-            page = self.compute('GET', url)['servers']
-            servers.extend(page)
-            if len(page) < 1000:
-                return servers
-            marker = page[-1]['id']
+        return self._servers('&host=%s' % host)
 
     def all_servers(self):
-        servers = []
-        marker = None
-        while True:
-            url = '/servers/detail?all_tenants=1&limit=1000'
-            if marker:
-                url += '&marker=%s' % marker
-            page = self.compute('GET', url)['servers']
-            servers.extend(page)
-            if len(page) < 1000:
-                return servers
-            marker = page[-1]['id']
-
-    def server(self, server_id):
-        return self.compute('GET', '/servers/%s' % server_id)['server']
+        return self._servers()
 
     def live_migrate(self, server_id, host=None):
         """Live-migrate; a named host is still validated by nova's scheduler (no force)."""
@@ -160,8 +149,3 @@ class NovaAPI:
     def provider_usages(self, provider_uuid):
         return self.placement('GET', '/resource_providers/%s/usages'
                               % provider_uuid)['usages']
-
-    def provider_by_name(self, name):
-        providers = self.placement('GET', '/resource_providers?name=%s'
-                                   % name)['resource_providers']
-        return providers[0] if providers else None

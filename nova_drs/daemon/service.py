@@ -5,6 +5,7 @@ re-checked against nova; a cycle that cannot see the whole cloud does
 nothing at all.
 """
 
+import copy
 import logging
 
 from nova_drs.daemon import lifecycle as lifecycle_mod
@@ -15,6 +16,7 @@ from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import models
 from nova_drs.db import plans
 from nova_drs.db import requests as admin_requests
+from nova_drs.loadbalancer import drs
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import planner
 from nova_drs.overcommit import placement_sync
@@ -22,6 +24,7 @@ from nova_drs.overcommit import placement_sync
 LOG = logging.getLogger(__name__)
 
 CLUSTER_POLICIES = ('none', 'power_saving', 'even_distribution')
+AUTOMATION_LEVELS = ('manual', 'automatic')
 
 
 class LoadBalancer:
@@ -79,7 +82,7 @@ class LoadBalancer:
             return {'skipped': str(exc)}
         actions = self._plan(view)
         summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts)}
-        if dry_run or not actions and group.automation == 'automatic':
+        if dry_run:
             return summary
         summary.update(self._act(actions, view))
         return summary
@@ -185,13 +188,58 @@ class LoadBalancer:
                 hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
                                                 group.hosts_in_reserve))
             try:
-                plan = planner.plan(snapshot, self.policy, limits,
+                plan = planner.plan(snapshot, self._cluster_policy(cluster, meta), limits,
                                     seed=group.selection_seed, suspend_idle=True)
             except model.InvalidSnapshot as exc:
                 LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
                 continue
-            actions.extend(orchestrator_mod.action_to_dict(a) for a in plan.actions)
+            automation = meta.get('drs_automation', group.automation)
+            if automation not in AUTOMATION_LEVELS:
+                self._warn_once(cluster, 'drs_automation', automation)
+                automation = group.automation
+            for action in plan.actions:
+                actions.append(dict(orchestrator_mod.action_to_dict(action),
+                                    cluster=cluster, automation=automation))
         return actions
+
+    def _cluster_policy(self, cluster, meta):
+        """The configured policy, with oVirt-style per-cluster thresholds.
+
+        ``high_utilization`` / ``low_utilization`` (percent) and
+        ``overcommit_duration`` (minutes a load must last before it counts)
+        tune the drs policy for one cluster; other policies ignore them.
+        """
+        if not isinstance(self.policy, drs.DrsPolicy):
+            return self.policy
+        overrides = {}
+        high = self._number_meta(cluster, meta, 'high_utilization', 1, 100)
+        if high is not None:
+            overrides['overload_now'] = high / 100.0
+            overrides['place_now'] = min(self.policy.place_now, high / 100.0)
+        low = self._number_meta(cluster, meta, 'low_utilization', 0, 100)
+        if low is not None:
+            overrides['underload'] = low / 100.0
+        minutes = self._number_meta(cluster, meta, 'overcommit_duration', 1, 1440)
+        if minutes is not None:
+            overrides['window'] = max(1, round(minutes * 60 / self.conf.loadbalancer.period))
+        if not overrides:
+            return self.policy
+        tuned = copy.copy(self.policy)
+        for name, value in overrides.items():
+            setattr(tuned, name, value)
+        return tuned
+
+    def _number_meta(self, cluster, meta, key, low, high):
+        if key not in meta:
+            return None
+        try:
+            value = float(meta[key])
+            if not low <= value <= high:
+                raise ValueError
+            return value
+        except (TypeError, ValueError):
+            self._warn_once(cluster, key, meta[key])
+            return None
 
     def _int_meta(self, cluster, meta, key, default):
         if key not in meta:
@@ -211,18 +259,25 @@ class LoadBalancer:
             LOG.warning('aggregate %s: ignoring invalid metadata %s=%r', cluster, key, value)
 
     def _act(self, actions, view):
-        if self.conf.loadbalancer.automation == 'manual':
-            plans.expire_pending(self.db)
-            if actions:
-                plans.save(self.db, 'manual', actions, 'pending')
-            results = []
-            for plan_id, approved in plans.approved(self.db):
-                if plans.set_status(self.db, plan_id, 'executing', 'approved'):
-                    results.append(self.orchestrator.execute(approved, view))
-                    plans.set_status(self.db, plan_id, 'done', 'executing')
-            return {'mode': 'manual', 'executed_plans': len(results)}
-        plan_id = plans.save(self.db, 'automatic', actions, 'executing')
-        result = self.orchestrator.execute(actions, view)
-        plans.set_status(self.db, plan_id, 'done', 'executing')
-        return {'mode': 'automatic', 'started': result['started'],
-                'skipped': len(result['skipped'])}
+        """Execute automatic clusters' actions; store manual ones for approval."""
+        automatic = [a for a in actions if a['automation'] == 'automatic']
+        manual = [a for a in actions if a['automation'] == 'manual']
+        summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
+        plans.expire_pending(self.db)
+        if manual:
+            plans.save(self.db, 'manual', manual, 'pending')
+        for plan_id, approved in plans.approved(self.db):
+            if plans.set_status(self.db, plan_id, 'executing', 'approved'):
+                self._count(summary, self.orchestrator.execute(approved, view))
+                plans.set_status(self.db, plan_id, 'done', 'executing')
+                summary['approved_run'] += 1
+        if automatic:
+            plan_id = plans.save(self.db, 'automatic', automatic, 'executing')
+            self._count(summary, self.orchestrator.execute(automatic, view))
+            plans.set_status(self.db, plan_id, 'done', 'executing')
+        return summary
+
+    @staticmethod
+    def _count(summary, result):
+        summary['started'] += result['started']
+        summary['deferred'] += len(result['skipped'])

@@ -45,6 +45,17 @@ class DaemonTestBase(base.DrsFunctionalTestCase):
     def state(self, host):
         return drs_hosts.get(self.drs_db, host)['suspend_state']
 
+    def quiet_host1(self):
+        """One nearly idle server on host1, busier ones on host2 and host3."""
+        server = self._create_server(name='a1', host='host1', networks='none')
+        others = [self._create_server(name='b%d' % i, host=h, networks='none')
+                  for i, h in enumerate(('host2', 'host3'))]
+        load = {s['id']: (self.server_host(s['id']), 5.0 if s is server else 40.0)
+                for s in [server] + others}
+        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
+                                   load)
+        return server, others
+
 
 class TestUnderload(DaemonTestBase):
 
@@ -182,13 +193,7 @@ class TestHighAvailability(DaemonTestBase):
                 drs_conf.CONF, self.nova, self.drs_db, catalog.by_name(self.POLICY),
                 self.power, coordinator, crash_point=crash_point)
 
-        server = self._create_server(name='a1', host='host1', networks='none')
-        others = [self._create_server(name='b%d' % i, host=h, networks='none')
-                  for i, h in enumerate(('host2', 'host3'))]
-        load = {s['id']: (self.server_host(s['id']), 5.0 if s is server else 40.0)
-                for s in [server] + others}
-        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
-                                   load)
+        server, others = self.quiet_host1()
         leader_coordinator, leader = daemon('leader', crash_at='suspend:migration-requested')
         standby_coordinator, standby = daemon('standby')
         self.addCleanup(standby_coordinator.stop)
@@ -289,3 +294,48 @@ class TestOvercommitUpkeep(DaemonTestBase):
         self.assertNotEqual(2.0, self.vcpu_ratio('host1'))
         self.cycle()
         self.assertEqual([2.0, 2.0, 2.0], [self.vcpu_ratio(h) for h in self.COMPUTE_HOSTS])
+
+
+class TestManualMode(DaemonTestBase):
+    EXTRA_FLAGS = {**DaemonTestBase.EXTRA_FLAGS, ('loadbalancer', 'automation'): 'manual'}
+
+    def test_plan_waits_for_approval(self):
+        server, others = self.quiet_host1()
+        self.cycle()
+        plan = self.admin_api.api_get('/loadbalancer/plan').body['plan']
+        self.assertEqual('pending', plan['status'])
+        self.assertIn('suspend', [a['type'] for a in plan['actions']])
+        self.assertEqual({'host1': 'active', 'host2': 'active', 'host3': 'active'},
+                         drs_hosts.states(self.drs_db))
+        self.assertEqual('host1', self.server_host(server['id']))
+
+        self.admin_api.api_post('/loadbalancer/plan/action',
+                                {'approve': {'plan_id': plan['id']}})
+        for _ in range(6):
+            self.cycle()
+            if 'suspended' in drs_hosts.states(self.drs_db).values():
+                break
+        self.assertIn('suspended', drs_hosts.states(self.drs_db).values())
+        for each in [server] + others:
+            self.assertEqual('ACTIVE', self.admin_api.get_server(each['id'])['status'])
+
+
+class TestClusterManualMode(TestManualMode):
+    """The same, with manual automation set on the cluster's aggregate only."""
+
+    EXTRA_FLAGS = DaemonTestBase.EXTRA_FLAGS
+    CLUSTER_METADATA = dict(DaemonTestBase.CLUSTER_METADATA, drs_automation='manual')
+
+
+class TestClusterThresholds(DaemonTestBase):
+    """oVirt-style per-cluster thresholds reach the decision core."""
+
+    CLUSTER_METADATA = dict(DaemonTestBase.CLUSTER_METADATA, low_utilization='0')
+
+    def test_low_utilization_zero_means_no_consolidation(self):
+        self.quiet_host1()
+        for _ in range(2):
+            summary = self.cycle()
+            self.assertEqual([], summary['actions'])
+        self.assertEqual({'host1': 'active', 'host2': 'active', 'host3': 'active'},
+                         drs_hosts.states(self.drs_db))

@@ -1,0 +1,47 @@
+"""The integration tier: one real mini-cloud per pytest session (see cloud.py).
+
+``NOVA_DRS_CLOUD_REUSE=1`` runs the tests against a cloud already started
+with ``tools/minicloud up`` and leaves it running (for developing tests).
+"""
+
+import os
+
+import pytest
+
+from tests.integration import cloud as minicloud
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'integration: needs the multi-process mini-cloud (make integration)')
+
+
+@pytest.fixture(scope='session')
+def cloud():
+    """The running mini-cloud; brought up once, torn down (every PID) at the end."""
+    if os.environ.get('NOVA_DRS_CLOUD_REUSE') == '1':
+        yield minicloud.Cloud.load()
+        return
+    instance = minicloud.Cloud(log=lambda line: print(line, flush=True))
+    try:
+        instance.up()
+    except minicloud.CloudError as exc:
+        pytest.fail('mini-cloud did not come up: %s\nservice logs: %s'
+                    % (exc, instance.logs), pytrace=False)
+    yield instance
+    dead = instance.failed()
+    instance.down()
+    print('minicloud: phase timings: %s' % ', '.join(
+        '%s %.1fs' % (name, seconds) for name, seconds in instance.timings))
+    if dead:
+        print('minicloud: processes not running at the end (suspended hosts are '
+              'expected here): %s; logs in %s' % (', '.join(dead), instance.logs))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.sections.append(('mini-cloud', 'service logs of every process: %s'
+                                % minicloud.Cloud().logs))

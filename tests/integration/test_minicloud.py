@@ -1,0 +1,184 @@
+"""nova-drs as deployed: separate processes, MariaDB, RabbitMQ, keystone tokens.
+
+Every request goes through keystone-issued tokens to nova-api under uwsgi
+(with nova-drs's paste filter inserted by the devstack plugin); servers are
+scheduled by nova-scheduler (with nova-drs's filters/weighers) onto three
+nova-compute processes. Run by ``make integration``.
+"""
+
+import time
+
+import pytest
+
+from tests.integration import cloud as minicloud
+
+pytestmark = pytest.mark.integration
+
+ACTIVE_TIMEOUT = 90
+DRS_STATE_TIMEOUT = 240
+
+
+def _compute(cloud, **kwargs):
+    return cloud.client('compute', default_microversion='2.95', **kwargs)
+
+
+def _wait(what, probe, timeout, interval=2):
+    """Poll ``probe()`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(interval)
+    pytest.fail('%s: not reached within %ds (last seen: %r)' % (what, timeout, last))
+
+
+def _server(compute, server_id):
+    return compute.get('/servers/%s' % server_id).json()['server']
+
+
+def _boot(cloud, compute, name):
+    server = compute.post('/servers', json={'server': {
+        'name': name, 'imageRef': cloud.image, 'flavorRef': cloud.flavor,
+        'networks': 'none'}}).json()['server']
+
+    def active():
+        current = _server(compute, server['id'])
+        assert current['status'] != 'ERROR', current.get('fault')
+        return current if current['status'] == 'ACTIVE' else None
+
+    return _wait('server %s ACTIVE' % name, active, ACTIVE_TIMEOUT)
+
+
+def _host_of(server):
+    return server['OS-EXT-SRV-ATTR:host']
+
+
+def _allocation_providers(cloud, server_id):
+    placement = cloud.client('placement', raise_exc=True,
+                             default_microversion='1.28')
+    return set(placement.get('/allocations/%s' % server_id).json()['allocations'])
+
+
+def _provider_of(cloud, host):
+    placement = cloud.client('placement', raise_exc=True)
+    providers = placement.get('/resource_providers?name=%s' % host).json()
+    return providers['resource_providers'][0]['uuid']
+
+
+def _require_daemon(cloud):
+    if cloud.daemon_error:
+        pytest.fail('nova-loadbalancer (nova_drs/cmd/loadbalancer.py) is not running, so '
+                    'nothing acts on DRS host states: %s' % cloud.daemon_error, pytrace=False)
+
+
+def test_admin_lists_three_hypervisors(cloud):
+    hypervisors = _compute(cloud, raise_exc=True).get('/os-hypervisors').json()['hypervisors']
+
+    assert sorted(h['hypervisor_hostname'] for h in hypervisors) == list(minicloud.COMPUTES)
+    assert {h['state'] for h in hypervisors} == {'up'}
+
+
+def test_boot_and_live_migrate_with_allocations_following(cloud):
+    compute = _compute(cloud, raise_exc=True)
+    server = _boot(cloud, compute, 'migrant')
+    source = _host_of(server)
+    assert _allocation_providers(cloud, server['id']) == {_provider_of(cloud, source)}
+
+    compute.post('/servers/%s/action' % server['id'], json={
+        'os-migrateLive': {'host': None, 'block_migration': 'auto'}})
+
+    def moved():
+        current = _server(compute, server['id'])
+        assert current['status'] != 'ERROR', current.get('fault')
+        return current if current['status'] == 'ACTIVE' and _host_of(current) != source \
+            else None
+
+    moved_server = _wait('live migration away from %s' % source, moved, ACTIVE_TIMEOUT)
+    target = _host_of(moved_server)
+    assert target in minicloud.COMPUTES
+    _wait('allocations of the server on %s only' % target,
+          lambda: _allocation_providers(cloud, server['id']) == {_provider_of(cloud, target)},
+          30)
+    compute.delete('/servers/%s' % server['id'])
+
+
+def test_loadbalancer_api_lists_the_three_hosts(cloud):
+    response = _compute(cloud, raise_exc=False).get('/loadbalancer')
+
+    assert response.status_code == 200, response.text
+    hosts = response.json()['hosts']
+    assert sorted(host['host'] for host in hosts) == list(minicloud.COMPUTES)
+    assert {host['suspend_state'] for host in hosts} == {'active'}
+
+
+def test_non_admin_gets_403_from_the_loadbalancer_api(cloud):
+    demo = _compute(cloud, user='demo', project='demo', raise_exc=False)
+
+    assert demo.get('/loadbalancer').status_code == 403
+    response = demo.post('/loadbalancer/action',
+                         json={'suspend_host': {'host': minicloud.COMPUTES[0]}})
+    assert response.status_code == 403, response.text
+
+
+def _drs_state(compute, host):
+    response = compute.get('/loadbalancer/%s' % host)
+    assert response.status_code == 200, response.text
+    return response.json()['host']
+
+
+def _wait_drs_state(compute, host, wanted):
+    def reached():
+        state = _drs_state(compute, host)
+        assert state['suspend_state'] != 'error', 'host %s went to error: %s' % (
+            host, state['state_reason'])
+        return state if state['suspend_state'] == wanted else None
+
+    return _wait('host %s %s' % (host, wanted), reached, DRS_STATE_TIMEOUT)
+
+
+SUSPENDED = {}
+
+
+def test_suspend_host_moves_servers_and_powers_the_host_off(cloud):
+    _require_daemon(cloud)
+    compute = _compute(cloud, raise_exc=False)
+    server = _boot(cloud, compute, 'evacuee')
+    host = _host_of(server)
+    response = compute.post('/loadbalancer/action', json={'set_power': {
+        'host': host, 'driver': 'process', 'mode': 'off',
+        'options': {'workdir': cloud.workdir}}})
+    assert response.status_code == 200, response.text
+
+    response = compute.post('/loadbalancer/action', json={'suspend_host': {'host': host}})
+    assert response.status_code == 202, response.text
+    _wait_drs_state(compute, host, 'suspended')
+    SUSPENDED['host'] = host
+
+    current = _server(compute, server['id'])
+    assert current['status'] == 'ACTIVE'
+    assert _host_of(current) != host
+    services = compute.get('/os-services?binary=nova-compute&host=%s' % host).json()
+    assert services['services'][0]['status'] == 'disabled'
+    assert 'nova-compute-' + host in cloud.failed(), 'the host process still runs'
+
+    # A new boot never lands on the suspended host.
+    newcomer = _boot(cloud, compute, 'newcomer')
+    assert _host_of(newcomer) != host
+
+
+def test_unsuspend_host_wakes_it(cloud):
+    _require_daemon(cloud)
+    if 'host' not in SUSPENDED:
+        pytest.fail('no host was suspended by the previous test', pytrace=False)
+    host = SUSPENDED['host']
+    compute = _compute(cloud, raise_exc=False)
+
+    response = compute.post('/loadbalancer/action', json={'unsuspend_host': {'host': host}})
+    assert response.status_code == 202, response.text
+    _wait_drs_state(compute, host, 'active')
+
+    services = compute.get('/os-services?binary=nova-compute&host=%s' % host).json()
+    assert services['services'][0]['state'] == 'up'
+    assert services['services'][0]['status'] == 'enabled'
