@@ -169,3 +169,39 @@ def do_lb_plan_show(cs, args):
                  in enumerate(plan['actions'], 1)], ['#', 'action'])
     _print_rows([{'#': index, 'reason': reason} for index, reason
                  in enumerate(plan['reasons'], 1)], ['#', 'reason'])
+
+
+@utils.arg('server', metavar='<server>', help='Name or ID of the server to scale.')
+@utils.arg('flavor', metavar='<flavor>', help='Name or ID of the new flavor.')
+@utils.arg('--wait', action='store_true', default=False,
+           help='Wait and show progress until the request is done or failed.')
+@utils.arg('--timeout', metavar='<seconds>', type=float, default=1800,
+           help='Give up waiting after this many seconds (default 1800).')
+@utils.arg('--poll-interval', metavar='<seconds>', type=float, default=5,
+           help='Seconds between two progress checks while waiting (default 5).')
+def do_lb_scale(cs, args):
+    """Scale a server to another flavor: in place, else within its cluster, else refused."""
+    server = utils.find_resource(cs.servers, args.server)
+    request = cs.lb.scale_server(server.id, args.flavor)
+    print('Scale of %s to %s accepted (request %s); follow with --wait'
+          % (server.id, args.flavor, request['id']))
+    if not args.wait:
+        return
+    deadline = time.monotonic() + args.timeout
+    message = None
+    while True:
+        request = cs.lb.get_request(request['id'])
+        progress = request.get('progress') or {}
+        if progress.get('message') != message:
+            message = progress.get('message')
+            print('request %s: %s %s' % (request['id'], request['status'], message or ''),
+                  flush=True)
+        if request['status'] == 'done':
+            return
+        if request['status'] == 'failed':
+            raise exceptions.CommandError('scale of %s failed: %s' % (server.id, message))
+        if time.monotonic() >= deadline:
+            raise exceptions.CommandError('timed out after %ss waiting for request %s '
+                                          '(still %s)' % (args.timeout, request['id'],
+                                                          request['status']))
+        time.sleep(args.poll_interval)

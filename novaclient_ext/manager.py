@@ -58,3 +58,10 @@ class LoadBalancerManager(base.Manager):
 
     def list_policies(self):
         return self.client.get('/loadbalancer/policies')[1]['policies']
+
+    def scale_server(self, server_id, flavor):
+        return self._action('scale_server', server=server_id, flavor=flavor)['request']
+
+    def get_request(self, request_id):
+        return self.client.get('/loadbalancer/requests/%s'
+                               % parse.quote(str(request_id), safe=''))[1]['request']

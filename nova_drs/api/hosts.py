@@ -13,15 +13,18 @@ from nova_drs.api import nova_hosts
 from nova_drs.api import policies
 from nova_drs.api import schemas
 from nova_drs.api import store
+from nova_drs import conf as drs_conf
 from nova_drs.db import hosts as db_hosts
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
+from nova_drs.scale import api as scale_api
 
 ACTION_RULES = {
     'suspend_host': policies.SUSPEND_HOST,
     'unsuspend_host': policies.UNSUSPEND_HOST,
     'wake_test': policies.WAKE_TEST,
     'set_power': policies.SET_POWER,
+    'scale_server': policies.SCALE_SERVER,
 }
 
 
@@ -90,10 +93,20 @@ class HostsController:
                 raise faults.Forbidden('policy does not allow loadbalancer actions') from None
             raise faults.BadRequest(str(exc)) from None
         policies.authorize(context, ACTION_RULES[name])
+        if name == 'scale_server':
+            return 202, {'request': scale_api.scale_server(
+                context, self.database, drs_conf.CONF, arguments['server'],
+                arguments['flavor'], requester(context))}
         host = arguments['host']
         nova = self._nova_host(context, host)
         db_hosts.ensure(self.database, host, nova['hypervisor_hostname'])
         return getattr(self, '_' + name)(context, host, arguments)
+
+    def show_request(self, context, request_id):
+        policies.authorize(context, policies.SCALE_SHOW)
+        if not request_id.isdigit() or int(request_id) > 2 ** 31 - 1:
+            raise faults.NotFound('request %r not found' % request_id[:64])
+        return 200, {'request': scale_api.show(self.database, int(request_id))}
 
     def _current_state(self, host):
         return store.drs_hosts(self.database, host)[host]['suspend_state']

@@ -10,6 +10,7 @@ Routes (with or without the project id, as in nova since 2.18)::
     GET    /loadbalancer                 hosts with DRS state and statistics
     GET    /loadbalancer/{host}          one host
     POST   /loadbalancer/action          suspend_host | unsuspend_host | wake_test | set_power
+                                         | scale_server
     GET    /loadbalancer/rules           allow/deny rules
     POST   /loadbalancer/rules
     GET    /loadbalancer/rules/{rule_id}
@@ -17,6 +18,7 @@ Routes (with or without the project id, as in nova since 2.18)::
     GET    /loadbalancer/plan            the last plan with its reasons
     POST   /loadbalancer/plan/action     approve | reject
     GET    /loadbalancer/policies        installed algorithms and their parameters
+    GET    /loadbalancer/requests/{id}   progress and outcome of a scale_server request
 """
 
 import json
@@ -49,6 +51,7 @@ ROUTES = (
     ('/plan', {'GET': ('plans', 'show')}),
     ('/plan/action', {'POST': ('plans', 'action')}),
     ('/policies', {'GET': ('algorithms', 'list')}),
+    ('/requests/{request_id}', {'GET': ('hosts', 'show_request')}),
     ('/{host}', {'GET': ('hosts', 'show')}),
 )
 

@@ -34,6 +34,8 @@ PLAN_SHOW = PREFIX % 'plan:show'
 PLAN_APPROVE = PREFIX % 'plan:approve'
 PLAN_REJECT = PREFIX % 'plan:reject'
 POLICY_LIST = PREFIX % 'policy:list'
+SCALE_SERVER = PREFIX % 'scale_server'
+SCALE_SHOW = PREFIX % 'scale:show'
 
 _ACTION = '/loadbalancer/action'
 _RULES = [
@@ -62,6 +64,10 @@ _RULES = [
           'Reject a pending plan (manual mode).'),
     _rule('policy:list', 'GET', '/loadbalancer/policies',
           'List the available loadbalancer algorithms and their parameters.'),
+    _rule('scale_server', 'POST', _ACTION,
+          'Ask the DRS daemon to scale a server to another flavor (scale_server).'),
+    _rule('scale:show', 'GET', '/loadbalancer/requests/{request_id}',
+          'Show the progress and outcome of a scale request.'),
 ]
 
 

@@ -32,12 +32,26 @@ SET_POWER = {
     'additionalProperties': False,
 }
 
+SCALE_SERVER = {
+    'type': 'object',
+    'properties': {
+        'server': {'type': 'string', 'format': 'uuid',
+                   'pattern': r'^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$'},
+        # A flavor id or name, like nova's flavorRef.
+        'flavor': {'type': 'string', 'minLength': 1, 'maxLength': 255,
+                   'pattern': r'^\S(.*\S)?$'},
+    },
+    'required': ['server', 'flavor'],
+    'additionalProperties': False,
+}
+
 #: Body of POST /loadbalancer/action: exactly one of these keys.
 HOST_ACTIONS = {
     'suspend_host': HOST_ACTION,
     'unsuspend_host': HOST_ACTION,
     'wake_test': HOST_ACTION,
     'set_power': SET_POWER,
+    'scale_server': SCALE_SERVER,
 }
 
 RULE_TYPES = ('host', 'aggregate', 'availability_zone')

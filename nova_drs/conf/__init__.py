@@ -15,6 +15,7 @@ from nova_drs.conf import drs
 from nova_drs.conf import loadbalancer
 from nova_drs.conf import power
 from nova_drs.conf import resources
+from nova_drs.conf import scale
 from nova_drs.conf import scheduler
 from nova_drs.conf import stats
 
@@ -30,6 +31,7 @@ _MODULES = (
     stats,
     coordination,
     power,
+    scale,
 )
 
 

@@ -149,3 +149,31 @@ class NovaAPI:
     def provider_usages(self, provider_uuid):
         return self.placement('GET', '/resource_providers/%s/usages'
                               % provider_uuid)['usages']
+
+    # -- scaling (nova_drs.scale) -----------------------------------------
+    def server(self, server_id):
+        return self.compute('GET', '/servers/%s' % server_id)['server']
+
+    def flavor(self, id_or_name):
+        """A flavor by id, else by exact name; None when neither exists."""
+        try:
+            return self.compute('GET', '/flavors/%s' % id_or_name)['flavor']
+        except NovaRequestFailed as exc:
+            if exc.status != 404:
+                raise
+        for flavor in self.compute('GET', '/flavors/detail?is_public=None')['flavors']:
+            if flavor['name'] == id_or_name:
+                return flavor
+        return None
+
+    def resize(self, server_id, flavor_id):
+        """Cold resize; nova's scheduler picks the host (no host parameter exists)."""
+        self.compute('POST', '/servers/%s/action' % server_id,
+                     {'resize': {'flavorRef': flavor_id}})
+
+    def revert_resize(self, server_id):
+        self.compute('POST', '/servers/%s/action' % server_id, {'revertResize': None})
+
+    def provider_inventories(self, provider_uuid):
+        return self.placement('GET', '/resource_providers/%s/inventories'
+                              % provider_uuid)['inventories']

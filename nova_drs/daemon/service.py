@@ -20,6 +20,7 @@ from nova_drs.loadbalancer import drs
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import planner
 from nova_drs.overcommit import placement_sync
+from nova_drs.scale import executor as scale_executor
 
 LOG = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class LoadBalancer:
             view = observer.observe()
             if not dry_run:
                 self._wake_tests()
+                scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
                 self._advance_lifecycles()
                 self.orchestrator.settle(view, group.migration_timeout)
                 if group.sync_overcommit:

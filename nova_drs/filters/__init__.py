@@ -14,13 +14,14 @@ from nova_drs.filters.overcommit_core import OvercommitCoreFilter
 from nova_drs.filters.overcommit_ram import OvercommitRamFilter
 from nova_drs.filters.suspend_state import SuspendStateFilter
 from nova_drs.resources.scheduler import ResourceConsumersFilter
+from nova_drs.scale.filter import ScaleTargetFilter
 
 __all__ = ['OvercommitCoreFilter', 'OvercommitRamFilter', 'ResourceConsumersFilter',
-           'SuspendStateFilter', 'all_filters']
+           'ScaleTargetFilter', 'SuspendStateFilter', 'all_filters']
 
 
 def all_filters():
     """nova's filter classes plus nova-drs's (for ``available_filters``)."""
     return nova_filters.all_filters() + [
         SuspendStateFilter, OvercommitCoreFilter, OvercommitRamFilter,
-        ResourceConsumersFilter]
+        ResourceConsumersFilter, ScaleTargetFilter]

@@ -65,3 +65,6 @@ class DrsClient:
 
     def list_policies(self):
         return self._request('GET', '/loadbalancer/policies')['policies']
+
+    def get_request(self, request_id):
+        return self._request('GET', '/loadbalancer/requests/%s' % _quote(request_id))['request']

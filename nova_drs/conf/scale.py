@@ -1,0 +1,41 @@
+"""Scaling a running server to another flavor: group ``[drs_scale]``."""
+
+from oslo_config import cfg
+
+scale_group = cfg.OptGroup(
+    'drs_scale', title='nova-drs server scaling',
+    help='CloudStack-style scaleVirtualMachine on top of nova\'s resize: in place '
+         'when the current host has capacity, else on another host of the same '
+         'cluster aggregate, else refused.')
+
+scale_opts = [
+    cfg.BoolOpt('enabled',
+                default=False,
+                help='Global switch of the scale_server action. Each cluster '
+                     'aggregate must also carry the metadata drs_scale_enabled=true.'),
+    cfg.BoolOpt('allow_scale_down',
+                default=False,
+                help='Whether a flavor with fewer vCPUs or less RAM than the '
+                     'current one is accepted.'),
+    cfg.IntOpt('scale_retry',
+               default=2,
+               min=0,
+               max=10,
+               help='How many times a failed resize step is retried before the '
+                    'request fails and the server is reverted.'),
+    cfg.IntOpt('step_timeout',
+               default=600,
+               min=10,
+               max=86400,
+               help='Seconds a resize may take to reach VERIFY_RESIZE before the '
+                    'attempt counts as failed.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(scale_group)
+    conf.register_opts(scale_opts, group=scale_group)
+
+
+def list_opts():
+    return [(scale_group, scale_opts)]

@@ -1,0 +1,1 @@
+"""Scale a running server to another flavor (CloudStack's scaleVirtualMachine)."""

@@ -1,0 +1,92 @@
+"""The ``scale_server`` action's checks, run inside nova-api with the caller's context.
+
+Everything a caller can get wrong is answered at once (404 / 409); the
+daemon re-checks when it starts, as things may change in between.
+"""
+
+from nova.compute import api as compute_api
+from nova import conf as nova_conf
+from nova import exception as nova_exception
+from nova import objects
+
+from nova_drs.api import faults
+from nova_drs.scale import allocation
+from nova_drs.scale import executor
+from nova_drs.scale import requests
+
+SCALABLE_KEY = 'dynamically_scalable'
+#: nova copies image properties into system metadata with this prefix.
+IMAGE_PREFIX = 'image_'
+
+
+def _instance(context, server_id):
+    try:
+        return compute_api.API().get(context, server_id,
+                                     expected_attrs=['flavor', 'metadata', 'system_metadata'])
+    except nova_exception.InstanceNotFound:
+        raise faults.NotFound('server %s not found' % server_id) from None
+
+
+def _flavor(context, flavor_ref):
+    try:
+        return objects.Flavor.get_by_flavor_id(context, flavor_ref)
+    except nova_exception.FlavorNotFound:
+        pass
+    try:
+        return objects.Flavor.get_by_name(context, flavor_ref)
+    except nova_exception.FlavorNotFound:
+        raise faults.NotFound('flavor %s not found (by id or name)' % flavor_ref) from None
+
+
+def is_scalable(instance):
+    """Server metadata ``dynamically_scalable``, else the image property of that name."""
+    value = instance.metadata.get(SCALABLE_KEY)
+    if value is None:
+        value = instance.system_metadata.get(IMAGE_PREFIX + SCALABLE_KEY)
+    return executor.is_true(value)
+
+
+def check(context, conf, server_id, flavor_ref):
+    """(instance, flavor) when the request is acceptable; raises the API fault otherwise."""
+    instance = _instance(context, server_id)
+    flavor = _flavor(context, flavor_ref)
+    if not conf.drs_scale.enabled:
+        raise faults.Conflict('server scaling is disabled ([drs_scale] enabled = false)')
+    if instance.vm_state != 'active' or instance.task_state is not None:
+        raise faults.Conflict('server %s is %s (task %s); only an ACTIVE server can be scaled'
+                              % (server_id, instance.vm_state, instance.task_state))
+    if not is_scalable(instance):
+        raise faults.Conflict('server %s is not flagged dynamically scalable (server '
+                              'metadata or image property %s=true)'
+                              % (server_id, SCALABLE_KEY))
+    aggregates = [{'id': a.id, 'hosts': a.hosts or [], 'metadata': a.metadata or {}}
+                  for a in objects.AggregateList.get_by_host(context, instance.host)]
+    if executor.scale_cluster(aggregates, instance.host) is None:
+        raise faults.Conflict('server scaling is disabled for host %s: no aggregate of it '
+                              'has %s=true' % (instance.host, executor.ENABLED_KEY))
+    old = allocation.Flavor(instance.flavor.vcpus, instance.flavor.memory_mb,
+                            instance.flavor.name)
+    new = allocation.Flavor(flavor.vcpus, flavor.memory_mb, flavor.name)
+    problem = allocation.request_problem(old, new, conf.drs_scale.allow_scale_down)
+    if problem:
+        raise faults.Conflict(problem)
+    return instance, flavor
+
+
+def scale_server(context, database, conf, server_id, flavor_ref, requested_by):
+    """Check, then record the request for the daemon: the request dict."""
+    instance, flavor = check(context, conf, server_id, flavor_ref)
+    progress = {'phase': 'pending', 'flavor_id': flavor.flavorid, 'new_flavor': flavor.name,
+                'same_host_allowed': nova_conf.CONF.allow_resize_to_same_host}
+    request, created = requests.add(database, instance.uuid, requested_by, progress)
+    if not created:
+        raise faults.Conflict('server %s is already being scaled (request %d, %s)'
+                              % (instance.uuid, request['id'], request['status']))
+    return request
+
+
+def show(database, request_id):
+    request = requests.get(database, request_id)
+    if request is None:
+        raise faults.NotFound('scale request %s not found' % request_id)
+    return request

@@ -1,0 +1,44 @@
+"""ScaleTargetFilter: keeps a scaling resize on the hosts nova-drs chose.
+
+nova 34's resize takes only a flavor: no destination host, and scheduler
+hints are fixed at boot. While nova-drs scales a server (an ``lb_requests``
+row ``scale_server`` in status running), this filter passes only the
+request's ``targets``: the current host for an in-place scale, hosts of the
+same cluster aggregate with capacity for a move. Every other filter still
+runs, nothing is forced. Servers without a running scale pass everywhere.
+
+If the DRS database cannot be read the filter passes every host and logs a
+warning; the daemon then checks the host nova picked and reverts a resize
+that left the cluster.
+"""
+
+from nova.scheduler import filters
+from oslo_log import log as logging
+
+from nova_drs import conf as drs_conf
+from nova_drs.overcommit import store
+from nova_drs.scale import requests
+
+LOG = logging.getLogger(__name__)
+
+
+class ScaleTargetFilter(filters.BaseHostFilter):
+    """Passes only the scale targets of a server being scaled."""
+
+    RUN_ON_REBUILD = False
+
+    def filter_all(self, host_states, spec_obj):
+        host_states = list(host_states)
+        try:
+            allowed = requests.targets(store.database(drs_conf.CONF),
+                                       spec_obj.instance_uuid)
+        except Exception as exc:
+            LOG.warning('ScaleTargetFilter cannot read the DRS database (%s); '
+                        'passing every host', exc)
+            return host_states
+        if allowed is None:
+            return host_states
+        return [state for state in host_states if state.host in allowed]
+
+    def host_passes(self, host_state, spec_obj):
+        return bool(self.filter_all([host_state], spec_obj))
