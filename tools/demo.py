@@ -43,10 +43,12 @@ def _utcnow():
 class Sandbox(base.DrsFunctionalTestCase):
     COMPUTE_DRIVER = 'fake.MediumFakeDriver'   # 10 vCPUs, 8 GiB per host
     COMPUTE_HOSTS = ('compute1', 'compute2', 'compute3', 'compute4')
-    VM_VCPUS = 2
-    # One tick stands for 5 minutes but lasts about a second: no host cooldown.
+    VM_VCPUS = 3
+    # One tick stands for 5 minutes but lasts about a second: cooldowns are
+    # scaled down to about half an hour of trace time.
     EXTRA_FLAGS = {('quota', 'instances'): '-1', ('quota', 'cores'): '-1',
-                   ('quota', 'ram'): '-1', ('loadbalancer', 'host_cooldown'): '0'}
+                   ('quota', 'ram'): '-1', ('loadbalancer', 'host_cooldown'): '8',
+                   ('loadbalancer', 'instance_cooldown'): '8'}
 
     def test_sandbox(self):
         self.nova = daemon_support.nova_api_for(self)
