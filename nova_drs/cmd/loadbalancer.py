@@ -22,6 +22,7 @@ from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs import loadbalancer_plugins
+from nova_drs.scale import scalers
 
 CONF = drs_conf.CONF
 LOG = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ def main(argv=None):
         CONF(argv, project='nova', prog='nova-loadbalancer')
         drs_conf.validate(CONF)
         policy = loadbalancer_plugins.load_policy(CONF)
+        scalers.load(CONF.drs_scale.scaler)
     except (cfg.Error, drs_conf.ConfigError, ValueError) as exc:
         return _fail(exc, 2)
     logging.setup(CONF, 'nova-loadbalancer')

@@ -23,6 +23,12 @@ scale_opts = [
                max=10,
                help='How many times a failed resize step is retried before the '
                     'request fails and the server is reverted.'),
+    cfg.StrOpt('scaler',
+               default='resize',
+               help='How a scale is carried out (stevedore namespace '
+                    'nova_drs.scalers). "resize" is nova\'s cold resize: the '
+                    'guest restarts. A hypervisor that can hot-plug vCPUs and '
+                    'RAM can provide a scaler that scales in place live.'),
     cfg.IntOpt('step_timeout',
                default=600,
                min=10,

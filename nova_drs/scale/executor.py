@@ -23,6 +23,7 @@ from nova_drs.overcommit import accounting
 from nova_drs.overcommit import store as overcommit_store
 from nova_drs.scale import allocation
 from nova_drs.scale import requests
+from nova_drs.scale import scalers
 
 LOG = logging.getLogger(__name__)
 
@@ -137,7 +138,8 @@ def _resize(nova, database, request, progress, conf):
                                                        conf.drs_scale.scale_retry + 1)
     requests.update(database, request, 'running', progress)
     try:
-        nova.resize(request['server'], progress['flavor_id'])
+        scalers.load(conf.drs_scale.scaler).start(nova, request['server'],
+                                                  progress['flavor_id'])
     except (nova_api.NovaRequestFailed, nova_api.NovaUnavailable) as exc:
         # nova 34 answers a resize without a valid host with HTTP 500
         # (NoValidHost raised through the API). The next cycle reads the
@@ -170,9 +172,9 @@ def _advance(nova, database, request, progress, conf):
                 'nova resized the server onto %s, outside cluster %s (is ScaleTargetFilter '
                 'enabled?); reverted' % (host, progress['cluster'])))
             requests.update(database, request, 'running', progress)
-            nova.revert_resize(request['server'])
+            scalers.load(conf.drs_scale.scaler).revert(nova, request['server'])
             return
-        nova.confirm_resize(request['server'])
+        scalers.load(conf.drs_scale.scaler).finish(nova, request['server'])
         status, on_new_flavor = 'ACTIVE', True
     if status == 'ACTIVE' and on_new_flavor and not task:
         how = ('in place on %s' % host if host == progress['source']

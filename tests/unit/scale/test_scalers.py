@@ -1,0 +1,32 @@
+import pytest
+
+from nova_drs.scale import scalers
+
+
+class RecordingNova:
+    def __init__(self):
+        self.calls = []
+
+    def resize(self, server_id, flavor_id):
+        self.calls.append(('resize', server_id, flavor_id))
+
+    def confirm_resize(self, server_id):
+        self.calls.append(('confirm', server_id))
+
+    def revert_resize(self, server_id):
+        self.calls.append(('revert', server_id))
+
+
+def test_resize_scaler_is_the_shipped_one():
+    scaler = scalers.load('resize')
+    nova = RecordingNova()
+    scaler.start(nova, 'vm', 'big')
+    scaler.finish(nova, 'vm')
+    scaler.revert(nova, 'vm')
+    assert nova.calls == [('resize', 'vm', 'big'), ('confirm', 'vm'), ('revert', 'vm')]
+
+
+def test_unknown_scaler_names_the_option():
+    with pytest.raises(scalers.ScalerError) as error:
+        scalers.load('hotplug-that-does-not-exist')
+    assert "[drs_scale] scaler" in str(error.value)
