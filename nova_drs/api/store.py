@@ -1,15 +1,12 @@
 """The API's reads and writes in the DRS database (one short transaction each)."""
 
-import datetime
 import json
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def latest_stats(database, hosts):
@@ -75,7 +72,7 @@ def add_request(database, host, action, requested_by):
         if open_request is not None:
             return request_as_dict(open_request), False
         row = requests(host=host, action=action, status='pending',
-                       requested_by=requested_by, created_at=_utcnow())
+                       requested_by=requested_by, created_at=timeutils.utcnow())
         session.add(row)
         session.flush()
         return request_as_dict(row), True
@@ -156,7 +153,7 @@ def decide_plan(database, plan_id, status, decided_by):
     with database.writer() as session:
         result = session.execute(
             sa.update(plans).where(plans.id == plan_id, plans.status == 'pending')
-            .values(status=status, decided_by=decided_by, updated_at=_utcnow()))
+            .values(status=status, decided_by=decided_by, updated_at=timeutils.utcnow()))
         if result.rowcount != 1:
             return None
         return plan_as_dict(session.get(plans, plan_id))

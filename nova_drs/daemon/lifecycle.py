@@ -18,6 +18,7 @@ running the next cycle. Rules that keep VMs safe:
 import datetime
 import logging
 
+from oslo_utils import timeutils
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
@@ -29,9 +30,6 @@ COLD_MOVABLE = frozenset(('SHUTOFF',))
 FAILED_MIGRATION = frozenset(('failed', 'error', 'cancelled', 'reverted'))
 DISABLED_REASON = 'nova-drs: %s'
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _parse_time(value):
@@ -46,7 +44,7 @@ class HostLifecycle:
     """Advances hosts in ``suspending``/``waking`` one safe step per call."""
 
     def __init__(self, nova, database, power_drivers, suspend_timeout,
-                 wake_timeout, migration_timeout, crash_point=None, clock=_utcnow):
+                 wake_timeout, migration_timeout, crash_point=None, clock=timeutils.utcnow):
         self.nova = nova
         self.db = database
         self.power_drivers = power_drivers

@@ -13,6 +13,7 @@ import datetime
 import logging
 import re
 
+from oslo_utils import timeutils
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model
@@ -38,14 +39,11 @@ class View:
     hypervisors: list       # nova hypervisors (uuid, hostname, service host)
 
 
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
 
 class Observer:
 
     def __init__(self, nova, database, rules, power_drivers, history_length, stats_max_age,
-                 host_cooldown, clock=_utcnow):
+                 host_cooldown, clock=timeutils.utcnow):
         self.nova = nova
         self.db = database
         self.rules = rules

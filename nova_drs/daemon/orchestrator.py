@@ -16,6 +16,7 @@ import collections
 import datetime
 import logging
 
+from oslo_utils import timeutils
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
@@ -23,9 +24,6 @@ from nova_drs.loadbalancer import model
 
 LOG = logging.getLogger(__name__)
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def action_to_dict(action):
@@ -39,7 +37,7 @@ def action_to_dict(action):
 class Orchestrator:
 
     def __init__(self, nova, database, limits, instance_cooldown, still_leader,
-                 clock=_utcnow):
+                 clock=timeutils.utcnow):
         self.nova = nova
         self.db = database
         self.limits = limits    # dict: per_host, per_destination, per_cluster

@@ -6,9 +6,9 @@ raising, so the API and any number of daemons can never overwrite each
 other's decisions (the 2015 implementation's read-check-write race).
 """
 
-import datetime
 import json
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
@@ -32,9 +32,6 @@ TRANSITIONS = {
 class IllegalTransition(ValueError):
     pass
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def as_dict(row):
@@ -115,7 +112,7 @@ def transition(database, host, from_states, to_state, reason):
             table.update()
             .where(*conditions)
             .values(suspend_state=to_state, state_reason=reason,
-                    state_changed_at=_utcnow(), power_requested_at=None,
+                    state_changed_at=timeutils.utcnow(), power_requested_at=None,
                     state_version=table.c.state_version + 1))
         if result.rowcount != 1:
             return None

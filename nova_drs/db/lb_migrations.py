@@ -1,16 +1,13 @@
 """Migrations the daemon requested (table ``lb_migrations``)."""
 
-import datetime
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
 
 REQUESTED = 'requested'
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _as_dict(row):
@@ -22,7 +19,7 @@ def request(database, instance_uuid, source, destination, kind, reason):
     with database.writer() as session:
         row = models.LbMigration(instance_uuid=instance_uuid, source=source,
                                  destination=destination, kind=kind, reason=reason,
-                                 status=REQUESTED, created_at=_utcnow())
+                                 status=REQUESTED, created_at=timeutils.utcnow())
         session.add(row)
         session.flush()
         return row.id
@@ -33,7 +30,7 @@ def finish(database, migration_id, status):
         session.execute(sa.update(models.LbMigration)
                         .where(models.LbMigration.id == migration_id,
                                models.LbMigration.status == REQUESTED)
-                        .values(status=status, finished_at=_utcnow()))
+                        .values(status=status, finished_at=timeutils.utcnow()))
 
 
 def finish_for_instance(database, instance_uuid, source, status):
@@ -42,7 +39,7 @@ def finish_for_instance(database, instance_uuid, source, status):
                         .where(models.LbMigration.instance_uuid == instance_uuid,
                                models.LbMigration.source == source,
                                models.LbMigration.status == REQUESTED)
-                        .values(status=status, finished_at=_utcnow()))
+                        .values(status=status, finished_at=timeutils.utcnow()))
 
 
 def last_request(database, instance_uuid, source=None):

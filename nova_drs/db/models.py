@@ -5,8 +5,8 @@ nova's ``compute_nodes``; we cannot touch nova's schema, so per-host DRS state
 lives in ``drs_hosts`` keyed by the nova-compute service host name.
 """
 
-import datetime
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
 
@@ -17,17 +17,14 @@ BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error')
 
 
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
 
 class Base(orm.DeclarativeBase):
     pass
 
 
 class TimestampMixin:
-    created_at = sa.Column(sa.DateTime, default=_utcnow, nullable=False)
-    updated_at = sa.Column(sa.DateTime, onupdate=_utcnow)
+    created_at = sa.Column(sa.DateTime, default=timeutils.utcnow, nullable=False)
+    updated_at = sa.Column(sa.DateTime, onupdate=timeutils.utcnow)
 
 
 class SoftDeleteMixin:
@@ -167,7 +164,7 @@ class LbRequest(Base):
     action = sa.Column(sa.String(32), nullable=False)
     status = sa.Column(sa.String(16), nullable=False, default='pending')
     requested_by = sa.Column(sa.String(255))
-    created_at = sa.Column(sa.DateTime, default=_utcnow, nullable=False)
+    created_at = sa.Column(sa.DateTime, default=timeutils.utcnow, nullable=False)
     finished_at = sa.Column(sa.DateTime)
     # Free text (or JSON) written by the daemon when it finishes.
     result = sa.Column(sa.Text)
@@ -187,8 +184,8 @@ class LbPlan(Base):
 
     id = sa.Column(sa.Integer, primary_key=True)
     cluster = sa.Column(sa.String(255))
-    created_at = sa.Column(sa.DateTime, default=_utcnow, nullable=False)
-    updated_at = sa.Column(sa.DateTime, onupdate=_utcnow)
+    created_at = sa.Column(sa.DateTime, default=timeutils.utcnow, nullable=False)
+    updated_at = sa.Column(sa.DateTime, onupdate=timeutils.utcnow)
     mode = sa.Column(sa.String(16), nullable=False)
     status = sa.Column(sa.String(16), nullable=False, default='pending')
     # JSON list of actions, e.g. [{"type": "migrate", "instance": ..., "to": ...}].

@@ -1,15 +1,12 @@
 """The daemon's side of ``lb_plans``: store each plan, pick approved ones."""
 
-import datetime
 import json
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def save(database, mode, actions, status, cluster=None):
@@ -18,7 +15,7 @@ def save(database, mode, actions, status, cluster=None):
     with database.writer() as session:
         row = models.LbPlan(cluster=cluster, mode=mode, status=status,
                             actions=json.dumps(actions), reasons=json.dumps(reasons),
-                            created_at=_utcnow())
+                            created_at=timeutils.utcnow())
         session.add(row)
         session.flush()
         return row.id
@@ -38,7 +35,7 @@ def set_status(database, plan_id, status, expected):
         result = session.execute(sa.update(models.LbPlan)
                                  .where(models.LbPlan.id == plan_id,
                                         models.LbPlan.status == expected)
-                                 .values(status=status, updated_at=_utcnow()))
+                                 .values(status=status, updated_at=timeutils.utcnow()))
         return result.rowcount == 1
 
 
@@ -47,4 +44,4 @@ def expire_pending(database):
     with database.writer() as session:
         session.execute(sa.update(models.LbPlan).filter_by(status='pending')
                         .values(status='rejected', decided_by='superseded',
-                                updated_at=_utcnow()))
+                                updated_at=timeutils.utcnow()))

@@ -1,14 +1,11 @@
 """The daemon's side of ``lb_requests`` (admin requests such as wake tests)."""
 
-import datetime
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def open_requests(database, action):
@@ -25,7 +22,7 @@ def update(database, request_id, expected, status, result):
     """Compare-and-swap a request's status; True when this caller won."""
     values = {'status': status, 'result': result}
     if status in ('done', 'failed'):
-        values['finished_at'] = _utcnow()
+        values['finished_at'] = timeutils.utcnow()
     with database.writer() as session:
         outcome = session.execute(sa.update(models.LbRequest)
                                   .where(models.LbRequest.id == request_id,

@@ -6,9 +6,9 @@ document with the request and its progress, rewritten at every step so a
 restarted daemon resumes where it was.
 """
 
-import datetime
 import json
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
@@ -17,9 +17,6 @@ from nova_drs.db import requests as db_requests
 ACTION = 'scale_server'
 OPEN = ('pending', 'running')
 
-
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def as_dict(row):
@@ -46,7 +43,7 @@ def add(database, server_id, requested_by, progress):
         if open_row is not None:
             return as_dict(open_row), False
         row = table(host=server_id, action=ACTION, status='pending',
-                    requested_by=requested_by, created_at=_utcnow(),
+                    requested_by=requested_by, created_at=timeutils.utcnow(),
                     result=json.dumps(progress))
         session.add(row)
         session.flush()
