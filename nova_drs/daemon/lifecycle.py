@@ -215,9 +215,18 @@ class HostLifecycle:
     def _confirm_suspended(self, record, service):
         host = record['host']
         if self.nova.servers_on_host(host):
-            # Something landed despite the disabled service: never suspend over it.
+            # Something landed despite the disabled service (a forced move):
+            # never leave servers on a sleeping host. Power it back on at once
+            # and leave it in error for an admin to look at.
+            LOG.error('%s: servers appeared while it was being suspended; waking it', host)
+            try:
+                driver, target = self.power_drivers(record)
+                driver.wake(target)
+            except Exception as exc:
+                LOG.error('%s: wake command failed: %s', host, exc)
             drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
-                                 'servers appeared on %s while it was being suspended' % host)
+                                 'servers appeared on %s while it was being suspended; '
+                                 'wake command sent' % host)
             return
         down = service['state'] == 'down'
         if not down:

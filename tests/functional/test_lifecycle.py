@@ -2,6 +2,8 @@
 
 import time
 
+from oslo_utils import timeutils
+
 from nova_drs.daemon import lifecycle
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
@@ -121,6 +123,17 @@ class TestSuspendAndWake(LifecycleTestBase):
         self.assertEqual('enabled', self.service('host1')['status'])
         self.assertEqual([], self.power.calls)
         self.assertEqual('host1', self.server_host(rescued['id']))
+
+    def test_servers_found_after_the_power_command_wake_the_host(self):
+        self.boot_on('host1', 'late')
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        drs_hosts.set_fields(self.drs_db, 'host1',
+                             power_requested_at=timeutils.utcnow())
+        self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
+        record = drs_hosts.get(self.drs_db, 'host1')
+        self.assertEqual('error', record['suspend_state'])
+        self.assertIn('servers appeared', record['state_reason'])
+        self.assertEqual([('wake', 'host1')], self.power.calls)
 
     def test_admin_disabled_service_is_not_reenabled(self):
         self.admin_api.put_service(self.service('host1')['id'],
