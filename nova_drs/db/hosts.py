@@ -18,14 +18,19 @@ SUSPENDING = 'suspending'
 SUSPENDED = 'suspended'
 WAKING = 'waking'
 ERROR = 'error'
+#: Maintenance mode: emptied like a suspend, but kept disabled and powered on.
+ENTERING_MAINTENANCE = 'entering_maintenance'
+MAINTENANCE = 'maintenance'
 
 #: Legal transitions: from-state -> allowed to-states.
 TRANSITIONS = {
-    ACTIVE: {SUSPENDING},
+    ACTIVE: {SUSPENDING, ENTERING_MAINTENANCE},
     SUSPENDING: {SUSPENDED, ACTIVE, ERROR},
     SUSPENDED: {WAKING},
     WAKING: {ACTIVE, ERROR},
     ERROR: {ACTIVE, WAKING},
+    ENTERING_MAINTENANCE: {MAINTENANCE, ACTIVE, ERROR},
+    MAINTENANCE: {ACTIVE},
 }
 
 
