@@ -14,7 +14,8 @@ from sqlalchemy import orm
 # elsewhere, so they use BIGINT there.
 BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
-HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error')
+HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error',
+               'entering_maintenance', 'maintenance')
 
 
 
@@ -42,7 +43,7 @@ class DrsHost(TimestampMixin, Base):
     id = sa.Column(sa.Integer, primary_key=True)
     host = sa.Column(sa.String(255), nullable=False)
     hypervisor_hostname = sa.Column(sa.String(255))
-    suspend_state = sa.Column(sa.String(16), nullable=False, default='active')
+    suspend_state = sa.Column(sa.String(32), nullable=False, default='active')
     state_reason = sa.Column(sa.Text)
     state_changed_at = sa.Column(sa.DateTime)
     # Incremented on every transition: compare-and-swap guard against races

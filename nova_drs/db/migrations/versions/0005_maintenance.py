@@ -1,0 +1,33 @@
+"""Maintenance mode host states (entering_maintenance, maintenance).
+
+Widens ``drs_hosts.suspend_state`` (``entering_maintenance`` is 20
+characters) and lets the check constraint accept the two new states. Also
+joins the two earlier heads into one.
+
+Revision ID: 0005_maintenance
+Revises: 0002_overcommit, 0004_api
+Create Date: 2026-11-23
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0005_maintenance'
+down_revision = ('0002_overcommit', '0004_api')
+branch_labels = None
+depends_on = None
+
+OLD_STATES = ('active', 'suspending', 'suspended', 'waking', 'error')
+NEW_STATES = OLD_STATES + ('entering_maintenance', 'maintenance')
+
+
+def _check(states):
+    return "suspend_state IN ('%s')" % "','".join(states)
+
+
+def upgrade():
+    with op.batch_alter_table('drs_hosts') as batch:
+        batch.drop_constraint('ck_drs_hosts_suspend_state', type_='check')
+        batch.alter_column('suspend_state', existing_type=sa.String(16),
+                           type_=sa.String(32), existing_nullable=False)
+        batch.create_check_constraint('ck_drs_hosts_suspend_state', _check(NEW_STATES))
