@@ -200,16 +200,17 @@ class HostLifecycle:
             if task or status in ('MIGRATING', 'RESIZE', 'VERIFY_RESIZE'):
                 if last and self._timed_out(last):
                     self._abort_migration(server, last)
-                    self._give_up(record, 'migration of %s timed out' % uuid)
-                    return
+                    if self._give_up(record, 'migration of %s timed out' % uuid):
+                        return
                 continue
             if last:
                 outcome = self._nova_outcome(uuid, last['created_at'])
                 if outcome == 'failed':
                     drs_migrations.finish(self.db, last['id'], 'failed')
-                    self._give_up(record,
-                                  'migration of %s failed; it stays on %s' % (uuid, host))
-                    return
+                    if self._give_up(record, 'migration of %s failed; it stays on %s'
+                                     % (uuid, host)):
+                        return
+                    continue
                 if outcome == 'running':
                     continue
                 # Recorded but nova never got it (crash in between): ask again.
@@ -219,9 +220,10 @@ class HostLifecycle:
             elif status in COLD_MOVABLE:
                 kind = 'cold'
             else:
-                self._give_up(record, 'server %s is %s%s and cannot be moved' % (
-                    uuid, status, ' (%s)' % task if task else ''))
-                return
+                if self._give_up(record, 'server %s is %s%s and cannot be moved' % (
+                        uuid, status, ' (%s)' % task if task else '')):
+                    return
+                continue
             # Recorded only while the host is still being emptied as read:
             # a cancel that won stops the evacuation here.
             request_id = drs_migrations.request_at(
@@ -237,8 +239,9 @@ class HostLifecycle:
                     self.nova.cold_migrate(uuid)
             except nova_api.NovaRequestFailed as exc:
                 drs_migrations.finish(self.db, request_id, 'failed')
-                self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc))
-                return
+                if self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc)):
+                    return
+                continue
             self._crash_point('%s:migration-requested' % phase)
 
     def _nova_outcome(self, uuid, since):
@@ -346,12 +349,16 @@ class HostLifecycle:
                                     % self.suspend_timeout.total_seconds())
 
     def _give_up(self, record, reason):
-        """A host that cannot be emptied: abandon the suspend, or keep trying maintenance."""
+        """A host that cannot be emptied: abandon the suspend, or keep trying maintenance.
+
+        True when the evacuation must stop (suspend abandoned); a maintenance
+        entry records the reason and goes on moving the other servers.
+        """
         host = record['host']
         if record['suspend_state'] == drs_hosts.ENTERING_MAINTENANCE:
             LOG.warning('%s: cannot enter maintenance yet: %s', host, reason)
             self._check(record, state_reason='cannot enter maintenance yet: %s' % reason)
-            return
+            return False
         LOG.warning('%s: suspend abandoned: %s', host, reason)
         if drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
                                    record['state_version'], drs_hosts.ACTIVE,
@@ -361,6 +368,7 @@ class HostLifecycle:
         current = drs_hosts.get(self.db, host)
         if current['disabled_by_drs']:
             self._reenable(current, 'abort:service-enabled')
+        return True
 
     def _abort_migration(self, server, request):
         try:
