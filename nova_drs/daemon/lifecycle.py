@@ -1,4 +1,5 @@
-"""Host power lifecycle: suspending -> suspended, waking -> active.
+"""Host lifecycle: suspending -> suspended, waking -> active, and
+entering_maintenance -> maintenance.
 
 Driven once per cycle from the state persisted in the DRS database, so a
 daemon that crashes at any point resumes (or rolls back) on restart just by
@@ -12,7 +13,17 @@ running the next cycle. Rules that keep VMs safe:
   aborts the suspend (service re-enabled, host back to ``active``);
 * emptiness is re-checked from nova and placement at the last moment;
 * ``suspended``/``active`` are written only once the host is confirmed down/up,
-  never right after the power command.
+  never right after the power command;
+* every step that acts (service disable/enable, each evacuation start, the
+  power command) first does a compare-and-swap on the (suspend_state,
+  state_version) it read: an admin's cancel that won first stops the step
+  before anything leaves, and once the power command is recorded the cancel
+  is refused. A cancelled or abandoned evacuation migrates nothing more and
+  its open ``lb_migrations`` rows are closed;
+* maintenance empties a host exactly as a suspend does, then keeps it
+  disabled and powered on. A host that cannot be emptied stays in
+  ``entering_maintenance`` with the reason (as vSphere and oVirt do) and is
+  retried every cycle until it empties or an admin ends the maintenance.
 """
 
 import datetime
@@ -29,7 +40,14 @@ LIVE_MOVABLE = frozenset(('ACTIVE', 'PAUSED'))
 COLD_MOVABLE = frozenset(('SHUTOFF',))
 FAILED_MIGRATION = frozenset(('failed', 'error', 'cancelled', 'reverted'))
 DISABLED_REASON = 'nova-drs: %s'
+#: States whose hosts the lifecycle empties (their evacuation rows stay open).
+EVACUATING = frozenset((drs_hosts.SUSPENDING, drs_hosts.ENTERING_MAINTENANCE))
+#: States the daemon advances every cycle (plus active hosts it still disables).
+ADVANCING = EVACUATING | {drs_hosts.WAKING}
 
+
+class Overtaken(Exception):
+    """The host left the (state, version) a step read: an admin won the race."""
 
 
 def _parse_time(value):
@@ -58,38 +76,93 @@ class HostLifecycle:
     def advance(self, record):
         """One step for one host record (dict from nova_drs.db.hosts)."""
         state = record['suspend_state']
-        if state == drs_hosts.SUSPENDING:
-            self._advance_suspending(record)
-        elif state == drs_hosts.WAKING:
-            self._advance_waking(record)
-        elif state == drs_hosts.ACTIVE and record['disabled_by_drs']:
-            self._reenable(record)
+        try:
+            if state in EVACUATING:
+                self._advance_evacuating(record)
+            elif state == drs_hosts.WAKING:
+                self._advance_waking(record)
+            elif state == drs_hosts.ACTIVE and record['disabled_by_drs']:
+                self._reenable(record)
+        except Overtaken:
+            self._after_overtaken(record)
 
-    # -- suspending -------------------------------------------------------
-    def _advance_suspending(self, record):
+    def close_abandoned_evacuations(self, status='cancelled', source=None):
+        """Close evacuation rows of hosts no longer being emptied (once a cycle).
+
+        A cold migration already under way stays open until nova finishes it
+        and is then confirmed: no server is left waiting in VERIFY_RESIZE.
+        """
+        for request in drs_migrations.abandoned_evacuations(self.db, EVACUATING, source):
+            if request['kind'] == 'cold' and not self._confirm_abandoned_cold(request):
+                continue
+            drs_migrations.finish(self.db, request['id'], status)
+            LOG.info('%s: evacuation of %s %s', request['source'], request['instance_uuid'],
+                     status)
+
+    def _confirm_abandoned_cold(self, request):
+        """True once an abandoned cold migration needs nothing more from us."""
+        uuid = request['instance_uuid']
+        try:
+            server = self.nova.server(uuid)
+        except nova_api.NovaRequestFailed:
+            return True  # deleted meanwhile
+        if server['status'] == 'VERIFY_RESIZE':
+            try:
+                self.nova.confirm_resize(uuid)
+            except nova_api.NovaRequestFailed as exc:
+                LOG.warning('confirming the cold migration of %s failed: %s', uuid, exc)
+                return False
+            return True
+        return not server.get('OS-EXT-STS:task_state')
+
+    def _after_overtaken(self, record):
         host = record['host']
+        current = drs_hosts.get(self.db, host)
+        LOG.info('%s: went from %s to %s while a step ran; the step stopped, nothing sent',
+                 host, record['suspend_state'], current['suspend_state'])
+        self.close_abandoned_evacuations()
+        if current['suspend_state'] == drs_hosts.ACTIVE and current['disabled_by_drs']:
+            try:
+                self._reenable(current)
+            except Overtaken:
+                pass  # moved again: the next cycle starts from what it is then
+
+    def _check(self, record, **fields):
+        """The compare-and-swap before a step acts; raises Overtaken when it lost."""
+        if not drs_hosts.set_fields_at(self.db, record['host'], record['suspend_state'],
+                                       record['state_version'], **fields):
+            raise Overtaken(record['host'])
+
+    # -- suspending / entering maintenance --------------------------------
+    def _advance_evacuating(self, record):
+        host = record['host']
+        suspend = record['suspend_state'] == drs_hosts.SUSPENDING
+        phase = 'suspend' if suspend else 'maintenance'
         service = self.nova.compute_service(host)
         if service is None:
-            self._abort(record, None, 'nova knows no compute service on %s' % host)
+            self._give_up(record, 'nova knows no compute service on %s' % host)
             return
         if record['power_requested_at'] is not None:
             self._confirm_suspended(record, service)
             return
-        try:
-            driver, target = self.power_drivers(record)
-            if not (driver.can_suspend(target.options) and driver.can_wake(target.options)):
-                raise ValueError('the %s driver cannot both suspend and wake this host'
-                                 % getattr(driver, 'NAME', driver))
-        except Exception as exc:
-            # Never empty a host we could not power off, or not wake again.
-            self._abort(record, service, 'no usable power driver: %s' % exc)
-            return
+        if suspend:
+            try:
+                driver, target = self.power_drivers(record)
+                if not (driver.can_suspend(target.options)
+                        and driver.can_wake(target.options)):
+                    raise ValueError('the %s driver cannot both suspend and wake this host'
+                                     % getattr(driver, 'NAME', driver))
+            except Exception as exc:
+                # Never empty a host we could not power off, or not wake again.
+                self._give_up(record, 'no usable power driver: %s' % exc)
+                return
         if service['status'] == 'enabled':
-            drs_hosts.set_fields(self.db, host, disabled_by_drs=True)
-            self._crash_point('suspend:flag-written')
-            self.nova.disable_service(service['id'], DISABLED_REASON % 'suspending host')
-            self._crash_point('suspend:service-disabled')
-        self._confirm_finished_cold_migrations(host)
+            self._check(record, disabled_by_drs=True)
+            self._crash_point('%s:flag-written' % phase)
+            self.nova.disable_service(service['id'], DISABLED_REASON % (
+                'suspending host' if suspend else 'host in maintenance'))
+            self._crash_point('%s:service-disabled' % phase)
+        self._confirm_finished_cold_migrations(host, phase)
         servers = self.nova.servers_on_host(host)
         self._settle_requests(host, servers)
         if servers:
@@ -99,10 +172,23 @@ class HostLifecycle:
             LOG.info('%s: no servers listed but placement still holds allocations; '
                      'waiting', host)
             return
-        self._power_off(record, service)
+        if suspend:
+            self._power_off(record, service)
+        else:
+            self._enter_maintenance(record)
+
+    def _enter_maintenance(self, record):
+        """Empty: maintenance, still disabled and powered on, until an admin ends it."""
+        if drs_hosts.transition_at(
+                self.db, record['host'], drs_hosts.ENTERING_MAINTENANCE,
+                record['state_version'], drs_hosts.MAINTENANCE,
+                'in maintenance: emptied, nova-compute kept disabled') is None:
+            raise Overtaken(record['host'])
+        LOG.info('%s: empty, in maintenance', record['host'])
 
     def _move_servers(self, record, service, servers):
         host = record['host']
+        phase = 'suspend' if record['suspend_state'] == drs_hosts.SUSPENDING else 'maintenance'
         for server in servers:
             uuid = server['id']
             status = server['status']
@@ -114,16 +200,17 @@ class HostLifecycle:
             if task or status in ('MIGRATING', 'RESIZE', 'VERIFY_RESIZE'):
                 if last and self._timed_out(last):
                     self._abort_migration(server, last)
-                    self._abort(record, service, 'migration of %s timed out' % uuid)
-                    return
+                    if self._give_up(record, 'migration of %s timed out' % uuid):
+                        return
                 continue
             if last:
                 outcome = self._nova_outcome(uuid, last['created_at'])
                 if outcome == 'failed':
                     drs_migrations.finish(self.db, last['id'], 'failed')
-                    self._abort(record, service,
-                                'migration of %s failed; it stays on %s' % (uuid, host))
-                    return
+                    if self._give_up(record, 'migration of %s failed; it stays on %s'
+                                     % (uuid, host)):
+                        return
+                    continue
                 if outcome == 'running':
                     continue
                 # Recorded but nova never got it (crash in between): ask again.
@@ -133,12 +220,18 @@ class HostLifecycle:
             elif status in COLD_MOVABLE:
                 kind = 'cold'
             else:
-                self._abort(record, service, 'server %s is %s%s and cannot be moved' % (
-                    uuid, status, ' (%s)' % task if task else ''))
-                return
-            request_id = drs_migrations.request(self.db, uuid, host, None, kind,
-                                                'evacuating host for suspend')
-            self._crash_point('suspend:migration-recorded')
+                if self._give_up(record, 'server %s is %s%s and cannot be moved' % (
+                        uuid, status, ' (%s)' % task if task else '')):
+                    return
+                continue
+            # Recorded only while the host is still being emptied as read:
+            # a cancel that won stops the evacuation here.
+            request_id = drs_migrations.request_at(
+                self.db, host, record['suspend_state'], record['state_version'], uuid, kind,
+                'evacuating host for %s' % phase)
+            if request_id is None:
+                raise Overtaken(host)
+            self._crash_point('%s:migration-recorded' % phase)
             try:
                 if kind == 'live':
                     self.nova.live_migrate(uuid)
@@ -146,9 +239,10 @@ class HostLifecycle:
                     self.nova.cold_migrate(uuid)
             except nova_api.NovaRequestFailed as exc:
                 drs_migrations.finish(self.db, request_id, 'failed')
-                self._abort(record, service, 'nova refused to move %s: %s' % (uuid, exc))
-                return
-            self._crash_point('suspend:migration-requested')
+                if self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc)):
+                    return
+                continue
+            self._crash_point('%s:migration-requested' % phase)
 
     def _nova_outcome(self, uuid, since):
         """'failed', 'running' or None: what nova did with our request since ``since``."""
@@ -171,7 +265,7 @@ class HostLifecycle:
             if request['source'] == host and request['instance_uuid'] not in still_here:
                 drs_migrations.finish(self.db, request['id'], 'done')
 
-    def _confirm_finished_cold_migrations(self, host):
+    def _confirm_finished_cold_migrations(self, host, phase):
         for migration in self.nova.migrations(source_compute=host, status='finished',
                                               migration_type='migration'):
             if migration.get('source_compute') == host:
@@ -183,7 +277,7 @@ class HostLifecycle:
                                 host, uuid, exc)
                     continue
                 drs_migrations.finish_for_instance(self.db, uuid, host, 'done')
-                self._crash_point('suspend:resize-confirmed')
+                self._crash_point('%s:resize-confirmed' % phase)
 
     def _empty_in_placement(self, host, service):
         """No allocation left against the host's resource providers.
@@ -198,16 +292,17 @@ class HostLifecycle:
 
     def _power_off(self, record, service):
         host = record['host']
-        drs_hosts.set_fields(self.db, host, power_requested_at=self._now())
+        # From here on an unsuspend is refused: the host ends suspended or in error.
+        self._check(record, power_requested_at=self._now())
         self._crash_point('suspend:power-requested')
         try:
             driver, target = self.power_drivers(record)
             driver.suspend(target)
         except Exception as exc:
             LOG.error('%s: suspend command failed: %s', host, exc)
-            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
-                                 'suspend command failed: %s' % exc)
-            drs_hosts.set_fields(self.db, host, wake_failed=True)
+            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
+                                    record['state_version'], drs_hosts.ERROR,
+                                    'suspend command failed: %s' % exc, wake_failed=True)
             return
         self._crash_point('suspend:power-sent')
         LOG.info('%s: empty, suspend command sent; waiting for it to go down', host)
@@ -224,9 +319,10 @@ class HostLifecycle:
                 driver.wake(target)
             except Exception as exc:
                 LOG.error('%s: wake command failed: %s', host, exc)
-            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
-                                 'servers appeared on %s while it was being suspended; '
-                                 'wake command sent' % host)
+            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
+                                    record['state_version'], drs_hosts.ERROR,
+                                    'servers appeared on %s while it was being suspended; '
+                                    'wake command sent' % host)
             return
         down = service['state'] == 'down'
         if not down:
@@ -242,25 +338,37 @@ class HostLifecycle:
             except Exception as exc:
                 LOG.warning('%s: power status unavailable: %s', host, exc)
         if down:
-            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.SUSPENDED,
-                                 record['state_reason'])
+            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
+                                    record['state_version'], drs_hosts.SUSPENDED,
+                                    record['state_reason'])
             LOG.info('%s: suspended', host)
         elif self._now() - record['power_requested_at'] > self.suspend_timeout:
-            drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ERROR,
-                                 'host did not go down within %ds of the suspend command'
-                                 % self.suspend_timeout.total_seconds())
+            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
+                                    record['state_version'], drs_hosts.ERROR,
+                                    'host did not go down within %ds of the suspend command'
+                                    % self.suspend_timeout.total_seconds())
 
-    def _abort(self, record, service, reason):
-        """Give up suspending: the host serves again, the reason is recorded."""
+    def _give_up(self, record, reason):
+        """A host that cannot be emptied: abandon the suspend, or keep trying maintenance.
+
+        True when the evacuation must stop (suspend abandoned); a maintenance
+        entry records the reason and goes on moving the other servers.
+        """
         host = record['host']
+        if record['suspend_state'] == drs_hosts.ENTERING_MAINTENANCE:
+            LOG.warning('%s: cannot enter maintenance yet: %s', host, reason)
+            self._check(record, state_reason='cannot enter maintenance yet: %s' % reason)
+            return False
         LOG.warning('%s: suspend abandoned: %s', host, reason)
-        if record['disabled_by_drs'] or drs_hosts.get(self.db, host)['disabled_by_drs']:
-            if service is not None:
-                self.nova.enable_service(service['id'])
-            self._crash_point('abort:service-enabled')
-            drs_hosts.set_fields(self.db, host, disabled_by_drs=False)
-        drs_hosts.transition(self.db, host, drs_hosts.SUSPENDING, drs_hosts.ACTIVE,
-                             'suspend abandoned: %s' % reason)
+        if drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
+                                   record['state_version'], drs_hosts.ACTIVE,
+                                   'suspend abandoned: %s' % reason) is None:
+            raise Overtaken(host)
+        self.close_abandoned_evacuations('aborted', source=host)
+        current = drs_hosts.get(self.db, host)
+        if current['disabled_by_drs']:
+            self._reenable(current, 'abort:service-enabled')
+        return True
 
     def _abort_migration(self, server, request):
         try:
@@ -277,13 +385,13 @@ class HostLifecycle:
     def _advance_waking(self, record):
         host = record['host']
         if record['power_requested_at'] is None:
-            drs_hosts.set_fields(self.db, host, power_requested_at=self._now())
+            self._check(record, power_requested_at=self._now())
             self._crash_point('wake:power-requested')
             try:
                 driver, target = self.power_drivers(record)
                 driver.wake(target)
             except Exception as exc:
-                self._wake_failed(host, 'wake command failed: %s' % exc)
+                self._wake_failed(record, 'wake command failed: %s' % exc)
                 return
             self._crash_point('wake:power-sent')
             return
@@ -292,14 +400,17 @@ class HostLifecycle:
         if service and service['state'] == 'up' and heartbeat and \
                 heartbeat > record['power_requested_at']:
             if service['status'] == 'disabled' and record['disabled_by_drs']:
+                self._check(record)
                 self.nova.enable_service(service['id'])
                 self._crash_point('wake:service-enabled')
-                drs_hosts.set_fields(self.db, host, disabled_by_drs=False)
-            drs_hosts.transition(self.db, host, drs_hosts.WAKING, drs_hosts.ACTIVE,
-                                 'woken: nova-compute reports up')
+                self._check(record, disabled_by_drs=False)
+            # A wake that worked ends any earlier wake failure.
+            drs_hosts.transition_at(self.db, host, drs_hosts.WAKING, record['state_version'],
+                                    drs_hosts.ACTIVE, 'woken: nova-compute reports up',
+                                    wake_failed=False)
             LOG.info('%s: awake and enabled', host)
         elif self._now() - record['power_requested_at'] > self.wake_timeout:
-            self._wake_failed(host, 'nova-compute did not report up within %ds'
+            self._wake_failed(record, 'nova-compute did not report up within %ds'
                               % self.wake_timeout.total_seconds())
         else:
             # Powering on twice is harmless, and covers a command that never
@@ -310,17 +421,22 @@ class HostLifecycle:
             except Exception as exc:
                 LOG.warning('%s: re-sending the wake command failed: %s', host, exc)
 
-    def _wake_failed(self, host, reason):
-        LOG.error('%s: %s; excluded from suspension until an admin clears it', host, reason)
-        drs_hosts.set_fields(self.db, host, wake_failed=True)
-        drs_hosts.transition(self.db, host, drs_hosts.WAKING, drs_hosts.ERROR, reason)
+    def _wake_failed(self, record, reason):
+        LOG.error('%s: %s; excluded from suspension until an admin clears it or a wake '
+                  'succeeds', record['host'], reason)
+        drs_hosts.transition_at(self.db, record['host'], drs_hosts.WAKING,
+                                record['state_version'], drs_hosts.ERROR, reason,
+                                wake_failed=True)
 
     # -- reconcile --------------------------------------------------------
-    def _reenable(self, record):
-        """An active host still disabled by us (crash mid-abort): enable it."""
+    def _reenable(self, record, point='reconcile:service-enabled'):
+        """An active host still disabled by us (abandoned or cancelled suspend,
+        maintenance ended, crash mid-abort): enable it."""
         service = self.nova.compute_service(record['host'])
         if service is not None and service['status'] == 'disabled':
+            self._check(record)
             self.nova.enable_service(service['id'])
-        drs_hosts.set_fields(self.db, record['host'], disabled_by_drs=False)
+            self._crash_point(point)
+        self._check(record, disabled_by_drs=False)
         LOG.info('%s: re-enabled the nova-compute service nova-drs had disabled',
                  record['host'])

@@ -91,7 +91,7 @@ class LoadBalancer:
 
     def _advance_lifecycles(self):
         for record in drs_hosts.list_all(self.db):
-            busy = record['suspend_state'] in (drs_hosts.SUSPENDING, drs_hosts.WAKING)
+            busy = record['suspend_state'] in lifecycle_mod.ADVANCING
             if not (busy or record['disabled_by_drs']
                     and record['suspend_state'] == drs_hosts.ACTIVE):
                 continue
@@ -104,6 +104,7 @@ class LoadBalancer:
             except Exception:
                 LOG.exception('%s: lifecycle step failed; retried next cycle',
                               record['host'])
+        self.lifecycle.close_abandoned_evacuations()
 
     def _wake_tests(self):
         """Admin wake tests: suspend + wake round trip, one phase per cycle.

@@ -188,3 +188,48 @@ def suspend_within_floor(database, host, members, floor, reason):
             return None, active
         return session.execute(
             sa.select(table.c.state_version).where(table.c.host == host)).scalar_one(), active
+
+
+def _still_at(table, host, state, version):
+    """WHERE clause of a lifecycle step's compare-and-swap: the host as the step read it."""
+    return (table.c.host == host, table.c.suspend_state == state,
+            table.c.state_version == version)
+
+
+def set_fields_at(database, host, state, version, **fields):
+    """Write ``fields`` only while ``host`` is still ``state`` at ``version``.
+
+    Each lifecycle step that acts calls this (or transition_at) first: False
+    means an admin or another daemon moved the host since the step read it,
+    and the step must send nothing. Never bumps state_version. With no
+    ``fields`` it only checks, taking the same row lock a write would.
+    """
+    forbidden = {'suspend_state', 'state_version'} & set(fields)
+    if forbidden:
+        raise ValueError('use transition_at() to change %s' % ', '.join(sorted(forbidden)))
+    table = models.DrsHost.__table__
+    with database.writer() as session:
+        result = session.execute(
+            table.update().where(*_still_at(table, host, state, version))
+            .values(state_version=table.c.state_version, **fields))
+        return result.rowcount == 1
+
+
+def transition_at(database, host, state, version, to_state, reason, **fields):
+    """transition() for a step that read ``state`` at ``version``; also writes ``fields``.
+
+    Returns the new state_version, or None when the host moved meanwhile.
+    """
+    if to_state not in TRANSITIONS.get(state, ()):
+        raise IllegalTransition('%s -> %s is not a legal transition' % (state, to_state))
+    table = models.DrsHost.__table__
+    conditions = list(_still_at(table, host, state, version))
+    if to_state == ACTIVE and state == SUSPENDING:
+        conditions.append(table.c.power_requested_at.is_(None))
+    with database.writer() as session:
+        result = session.execute(
+            table.update().where(*conditions)
+            .values(dict(fields, suspend_state=to_state, state_reason=reason,
+                         state_changed_at=timeutils.utcnow(), power_requested_at=None,
+                         state_version=version + 1)))
+        return version + 1 if result.rowcount == 1 else None

@@ -55,3 +55,47 @@ def open_requests(database):
     with database.reader() as session:
         rows = session.scalars(sa.select(models.LbMigration).filter_by(status=REQUESTED))
         return [_as_dict(row) for row in rows]
+
+
+def request_at(database, host, state, version, instance_uuid, kind, reason):
+    """Record an evacuation of ``host`` only while it is still ``state`` at ``version``.
+
+    Check and insert are one transaction (the check takes the host row's
+    lock), so a cancel that won first leaves no row and the step sends
+    nothing. Returns the request id, or None when the host moved meanwhile.
+    """
+    table = models.DrsHost.__table__
+    with database.writer() as session:
+        still = session.execute(
+            table.update()
+            .where(table.c.host == host, table.c.suspend_state == state,
+                   table.c.state_version == version)
+            .values(state_version=table.c.state_version))
+        if still.rowcount != 1:
+            return None
+        row = models.LbMigration(instance_uuid=instance_uuid, source=host, destination=None,
+                                 kind=kind, reason=reason, status=REQUESTED,
+                                 created_at=timeutils.utcnow())
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+
+def abandoned_evacuations(database, evacuating_states, source=None):
+    """Open evacuation rows whose host is no longer being emptied.
+
+    An evacuation row (no destination) stays ``requested`` while its source is
+    in one of ``evacuating_states``; once a suspend or maintenance entry is
+    abandoned or cancelled the lifecycle closes them. One query per cycle,
+    whatever the number of hosts (or only ``source``'s rows).
+    """
+    hosts = models.DrsHost.__table__
+    evacuating = sa.select(hosts.c.host).where(hosts.c.suspend_state.in_(evacuating_states))
+    query = sa.select(models.LbMigration).where(
+        models.LbMigration.status == REQUESTED, models.LbMigration.destination.is_(None),
+        models.LbMigration.source.not_in(evacuating))
+    if source is not None:
+        query = query.where(models.LbMigration.source == source)
+    with database.reader() as session:
+        return [_as_dict(row) for row in session.scalars(query)]

@@ -13,7 +13,12 @@ SUSPENDING = 'suspending'
 SUSPENDED = 'suspended'
 WAKING = 'waking'
 ERROR = 'error'
-POWER_STATES = frozenset((ACTIVE, SUSPENDING, SUSPENDED, WAKING, ERROR))
+#: Maintenance: powered on but never a source, a destination or active capacity
+#: (the core uses only ACTIVE hosts and wakes only SUSPENDED ones).
+ENTERING_MAINTENANCE = 'entering_maintenance'
+MAINTENANCE = 'maintenance'
+POWER_STATES = frozenset((ACTIVE, SUSPENDING, SUSPENDED, WAKING, ERROR,
+                          ENTERING_MAINTENANCE, MAINTENANCE))
 
 AFFINITY = 'affinity'
 ANTI_AFFINITY = 'anti-affinity'

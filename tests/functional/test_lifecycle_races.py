@@ -1,0 +1,114 @@
+"""An admin's unsuspend raced against every step of a suspend, on real nova.
+
+The lifecycle's ``crash_point`` hook sends ``unsuspend_host`` through the real
+API at one step; whoever wins, the host must end consistent: DRS state, nova's
+service status and the power stand-in agree, no server is left off its state,
+and no evacuation row stays open.
+"""
+
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import lb_migrations as drs_migrations
+from tests.functional import test_lifecycle
+
+SUSPEND_POINTS = ('suspend:flag-written', 'suspend:service-disabled',
+                  'suspend:migration-recorded', 'suspend:migration-requested',
+                  'suspend:resize-confirmed', 'suspend:power-requested',
+                  'suspend:power-sent')
+#: Points reached by a suspend of a host that holds no server.
+EMPTY_HOST_POINTS = ('suspend:flag-written', 'suspend:service-disabled',
+                     'suspend:power-requested', 'suspend:power-sent')
+#: Once the power command is recorded the cancel is refused: the suspend ends.
+POWER_POINTS = frozenset(('suspend:power-requested', 'suspend:power-sent'))
+
+
+class TestUnsuspendAtEveryStep(test_lifecycle.LifecycleTestBase):
+
+    def unsuspend(self, host):
+        return self.admin_api.api_post('/loadbalancer/action',
+                                       {'unsuspend_host': {'host': host}},
+                                       check_response_status=[202, 409])
+
+    def racing_lifecycle(self, point, answers):
+        """A lifecycle that sends one unsuspend when it reaches ``point``."""
+        def crash_point(name):
+            if name == point and not answers:
+                answers.append(self.unsuspend('host1').status)
+        return test_lifecycle.lifecycle.HostLifecycle(
+            self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
+            migration_timeout=300, crash_point=crash_point)
+
+    def _race(self, point, with_servers):
+        servers = []
+        if with_servers:
+            servers = [self.boot_on('host1', 'live'),
+                       self.boot_on('host1', 'stopped', stopped=True)]
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        answers = []
+        for _ in range(8):
+            record = drs_hosts.get(self.drs_db, 'host1')
+            if record['suspend_state'] != 'suspending' and answers:
+                break
+            self.racing_lifecycle(point, answers).advance(record)
+            self.wait_for_quiet()
+        # The cycle after the race: reconcile what the losing step left.
+        self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
+        self.wait_for_quiet()
+        self.assertEqual(1, len(answers), 'point %s never reached' % point)
+
+        record = drs_hosts.get(self.drs_db, 'host1')
+        if point in POWER_POINTS:
+            self.assertEqual([409], answers)
+            self.assertEqual('suspended', record['suspend_state'])
+            self.assertEqual('disabled', self.service('host1')['status'])
+            self.assertIn('host1', self.power.off)
+            self.assert_no_server_on('host1')
+        else:
+            self.assertEqual([202], answers)
+            self.assertEqual('active', record['suspend_state'], record['state_reason'])
+            self.assertEqual('enabled', self.service('host1')['status'])
+            self.assertEqual([], self.power.calls)
+            self.assertFalse(record['disabled_by_drs'])
+        self.assertEqual(1 if point in POWER_POINTS else 0,
+                         self.power.calls.count(('suspend', 'host1')))
+        for server in servers:
+            self.assertIn(self.admin_api.get_server(server['id'])['status'],
+                          ('ACTIVE', 'SHUTOFF'))
+        self.assertEqual([], drs_migrations.open_requests(self.drs_db))
+
+    def test_cancel_stops_the_evacuation(self):
+        """Cancelled while the first server moves: the second is never asked to."""
+        servers = [self.boot_on('host1', 'one'), self.boot_on('host1', 'two')]
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        answers = []
+        self.racing_lifecycle('suspend:migration-requested', answers).advance(
+            drs_hosts.get(self.drs_db, 'host1'))
+        self.wait_for_quiet()
+        self.assertEqual([202], answers)
+        moved = [s for s in servers if self.server_host(s['id']) != 'host1']
+        self.assertEqual(1, len(moved))
+        migrations = self.admin_api.api_get('/os-migrations').body['migrations']
+        self.assertEqual([moved[0]['id']], [m['instance_uuid'] for m in migrations])
+        self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
+        self.lifecycle().close_abandoned_evacuations()
+        self.assertEqual([], drs_migrations.open_requests(self.drs_db))
+        with self.drs_db.reader() as session:
+            statuses = [row.status for row in session.query(
+                drs_migrations.models.LbMigration)]
+        self.assertEqual(['cancelled'], statuses)
+        self.assertEqual('enabled', self.service('host1')['status'])
+
+
+def _make_race_test(point, with_servers):
+    def test(self):
+        self._race(point, with_servers)
+    test.__name__ = 'test_unsuspend_at_%s%s' % (
+        point.split(':')[1].replace('-', '_'), '' if with_servers else '_empty_host')
+    return test
+
+
+for _point in SUSPEND_POINTS:
+    _test = _make_race_test(_point, with_servers=True)
+    setattr(TestUnsuspendAtEveryStep, _test.__name__, _test)
+for _point in EMPTY_HOST_POINTS:
+    _test = _make_race_test(_point, with_servers=False)
+    setattr(TestUnsuspendAtEveryStep, _test.__name__, _test)
