@@ -92,3 +92,28 @@ class NotificationsOffTest(test_scheduler_overcommit.OvercommitTestBase):
         log = self.stdlog.logger.output
         self.assertEqual(1, log.count('deployed-with ratios are NOT recorded: '
                                       '[notifications] notification_format = unversioned'))
+
+
+class SyncRecordsAtLaunchRatiosTest(test_scheduler_overcommit.OvercommitTestBase):
+    """No collector: ``overcommit sync`` alone, as the README's step, records
+    the 5 servers at the ratio in force when they launched (ratio history)."""
+
+    COMPUTE_DRIVER = 'fake.MediumFakeDriver'      # 10 vCPUs
+    COMPUTE_HOSTS = ('host1',)
+
+    def feed_notifications(self):
+        """Nothing listens to nova's notifications in this test."""
+
+    def test_ratio_raised_after_boots_then_sync(self):
+        agg_id = self.aggregate('A', ['host1'], cpu_allocation_ratio='1.0')
+        self.sync()
+        first = [self.boot() for _ in range(5)]
+        self.assertEqual(['ACTIVE'] * 5, [s['status'] for s in first])
+        self.assertIsNone(store.get(self.drs_db, first[0]['id']))
+
+        time.sleep(1.1)  # the history has a one-second resolution, as nova's launched_at
+        self.set_metadata(agg_id, cpu_allocation_ratio='2.0')
+        self.sync()
+        self.assertEqual([1.0] * 5, [store.get(self.drs_db, s['id'])['cpu_allocation_ratio']
+                                     for s in first])
+        self.assertEqual({'host1': 10}, self.boot_until_full(limit=20))
