@@ -152,6 +152,8 @@ cleanup_nova_drs() {
         inidelete "$NOVA_CONF" filter_scheduler available_filters
         inidelete "$NOVA_CONF" filter_scheduler enabled_filters
         inidelete "$NOVA_CONF" filter_scheduler weight_classes
+        inidelete "$NOVA_CONF" notifications notification_format
+        inidelete "$NOVA_CONF" oslo_messaging_notifications driver
     fi
     rm -f "$(_nova_drs_conf_file)"
     rm -rf "$NOVA_DRS_STATE_PATH"

@@ -3,9 +3,10 @@
 ``sync`` pushes each aggregate's ``cpu_allocation_ratio`` /
 ``ram_allocation_ratio`` metadata into the placement inventories of its
 member hosts (placement credentials: nova's ``[placement]`` section) and
-records instances nova-drs has not seen land yet with their host's current
-ratios. ``report`` prints physical, ratio, total, used, free and % per
-aggregate host, including hosts over 100 % after a ratio was lowered.
+records instances nova-drs has not seen land yet with the ratios of their
+host at their launch (ratio history), else its current ratios. ``report``
+prints physical, ratio, total, used, free and % per aggregate host, including
+hosts over 100 % after a ratio was lowered.
 """
 
 from nova_drs.overcommit import alerts
@@ -46,11 +47,12 @@ def _table(headers, rows):
 def run_sync(conf, placement, database, ctxt, aggregate=None, dry_run=False):
     """Sync ratios into placement and reconcile recorded instances; returns text."""
     aggregates = nova_view.aggregates(ctxt)
-    result = placement_sync.sync(placement, database, aggregates,
-                                 nova_view.compute_nodes(ctxt),
+    nodes = nova_view.compute_nodes(ctxt)
+    result = placement_sync.sync(placement, database, aggregates, nodes,
                                  only_aggregate=aggregate, dry_run=dry_run)
     recorded, forgotten = placement_sync.reconcile(
-        database, nova_view.instances(ctxt), nova_view.RatioLookup(conf), dry_run=dry_run)
+        database, nova_view.instances(ctxt), nova_view.RatioLookup(conf), dry_run=dry_run,
+        hosts=list(nodes))
     verb = 'would change' if dry_run else 'changed'
     lines = []
     if result.changes:

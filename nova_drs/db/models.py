@@ -227,6 +227,26 @@ class InstanceOvercommit(TimestampMixin, Base):
     )
 
 
+class HostRatioHistory(Base):
+    """The effective ratios of a host from ``since`` on, as nova-drs saw them.
+
+    An instance nova-drs never saw land is recorded at the ratios in force
+    at its launch, not at those of the day it is reconciled.
+    """
+
+    __tablename__ = 'host_ratio_history'
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    cpu_allocation_ratio = sa.Column(sa.Float, nullable=False)
+    ram_allocation_ratio = sa.Column(sa.Float, nullable=False)
+    since = sa.Column(sa.DateTime, nullable=False)
+
+    __table_args__ = (
+        sa.Index('host_ratio_history_host_since_idx', 'host', 'since'),
+    )
+
+
 class OvercommitSyncedRatio(TimestampMixin, Base):
     """The allocation ratio ``overcommit sync`` last wrote into placement.
 

@@ -54,13 +54,15 @@ def compute_nodes(ctxt):
 
 
 def instances(ctxt):
-    """[{'uuid', 'host', 'vcpus', 'memory_mb'}] of every non-deleted instance on a host."""
+    """[{'uuid', 'host', 'vcpus', 'memory_mb', 'launched_at'}] of every
+    non-deleted instance on a host."""
     def _list(cctxt):
         return objects.InstanceList.get_by_filters(
             cctxt, {'deleted': False}, expected_attrs=['flavor'])
     gathered = nova_context.scatter_gather_skip_cell0(ctxt, _list)
     return [{'uuid': inst.uuid, 'host': inst.host, 'vcpus': inst.flavor.vcpus,
-             'memory_mb': inst.flavor.memory_mb}
+             'memory_mb': inst.flavor.memory_mb,
+             'launched_at': inst.launched_at or inst.created_at}
             for inst in _results(gathered) if inst.host]
 
 

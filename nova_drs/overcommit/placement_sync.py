@@ -9,6 +9,9 @@ placement, so the CLI, the daemon and the functional tests share it.
 """
 
 import dataclasses
+import datetime
+
+from oslo_utils import timeutils
 
 from nova_drs.overcommit import accounting
 from nova_drs.overcommit import nova_view
@@ -119,29 +122,59 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
     return result
 
 
-def reconcile(database, instances, ratio_of_host, dry_run=False):
-    """Record instances nova-drs never saw land, with their host's current ratios.
+def reconcile(database, instances, ratio_of_host, dry_run=False, hosts=()):
+    """Record instances nova-drs never saw land, at the ratios of their launch.
 
-    Also re-records instances whose recorded host is not their host any more
-    (a missed move notification) and forgets recorded instances that no
-    longer exist. Returns (recorded, forgotten) counts.
+    The current ratios of every host in ``hosts`` (and of the hosts of the
+    instances) are added to the ratio history first, so a later ratio change
+    is told apart from the ratios earlier instances were deployed with. An
+    instance launched before its host's history starts gets the current
+    ratios; one whose recorded host is not its host any more (a missed move
+    notification) is re-recorded at the current ratios of its new host.
+    Forgets recorded instances that no longer exist. Returns (recorded,
+    forgotten) counts.
     """
+    # Whole seconds: nova may store launched_at without its microseconds.
+    now = timeutils.utcnow().replace(microsecond=0)
+    current = {}
+
+    def ratios_now(host):
+        if host not in current:
+            current[host] = tuple(ratio_of_host(host))
+            if not dry_run:
+                store.note_ratios(database, host, current[host][0], current[host][1], now)
+        return current[host]
+
+    for host in hosts:
+        ratios_now(host)
     recorded_hosts = store.hosts_of_recorded(database)
     live = {inst['uuid'] for inst in instances}
     recorded = 0
     for inst in instances:
-        if recorded_hosts.get(inst['uuid']) == inst['host']:
+        known_on = recorded_hosts.get(inst['uuid'])
+        if known_on == inst['host']:
             continue
         recorded += 1
-        if not dry_run:
-            cpu_ratio, ram_ratio = ratio_of_host(inst['host'])
-            store.record(database, inst['uuid'], inst['host'], inst['vcpus'],
-                         inst['memory_mb'], cpu_ratio, ram_ratio, 'sync')
+        if dry_run:
+            continue
+        now_ratios = ratios_now(inst['host'])
+        launched = _naive_utc(inst.get('launched_at'))
+        deployed = (store.ratios_at(database, inst['host'], launched)
+                    if known_on is None and launched is not None else None)
+        cpu_ratio, ram_ratio = deployed or now_ratios
+        store.record(database, inst['uuid'], inst['host'], inst['vcpus'],
+                     inst['memory_mb'], cpu_ratio, ram_ratio, 'sync')
     gone = [uuid for uuid in recorded_hosts if uuid not in live]
     if not dry_run:
         for uuid in gone:
             store.forget(database, uuid)
     return recorded, len(gone)
+
+
+def _naive_utc(when):
+    if when is None or when.tzinfo is None:
+        return when
+    return when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,7 @@ host's current ratios; ``instance.delete.end`` forgets the instance.
 
 from oslo_log import log as logging
 import oslo_messaging
+from oslo_utils import timeutils
 
 from nova_drs.overcommit import store
 
@@ -66,6 +67,8 @@ class OvercommitRecorder:
             return
         flavor = _data(data.get('flavor'))
         cpu_ratio, ram_ratio = self._ratio_lookup(host)
+        store.note_ratios(self._database, host, cpu_ratio, ram_ratio,
+                          timeutils.utcnow().replace(microsecond=0))
         store.record(self._database, instance_uuid, host, flavor.get('vcpus'),
                      flavor.get('memory_mb'), cpu_ratio, ram_ratio, event_type)
         LOG.debug('Recorded %s on %s with cpu ratio %s, ram ratio %s (%s)',

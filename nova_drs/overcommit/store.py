@@ -97,3 +97,29 @@ def remember_synced(database, host, resource_class, ratio):
                 host=host, resource_class=resource_class, allocation_ratio=ratio))
         else:
             row.allocation_ratio = ratio
+
+
+def note_ratios(database, host, cpu_ratio, ram_ratio, since):
+    """Add a history row when the host's ratios differ from its latest one."""
+    table = models.HostRatioHistory.__table__
+    with database.writer() as session:
+        latest = session.execute(
+            sa.select(table.c.cpu_allocation_ratio, table.c.ram_allocation_ratio)
+            .where(table.c.host == host).order_by(table.c.since.desc(), table.c.id.desc())
+            .limit(1)).first()
+        if latest is not None and tuple(latest) == (cpu_ratio, ram_ratio):
+            return False
+        session.add(models.HostRatioHistory(host=host, cpu_allocation_ratio=cpu_ratio,
+                                            ram_allocation_ratio=ram_ratio, since=since))
+        return True
+
+
+def ratios_at(database, host, when):
+    """(cpu, ram) ratios of the host at ``when``, or None before its history."""
+    table = models.HostRatioHistory.__table__
+    with database.reader() as session:
+        row = session.execute(
+            sa.select(table.c.cpu_allocation_ratio, table.c.ram_allocation_ratio)
+            .where(table.c.host == host, table.c.since <= when)
+            .order_by(table.c.since.desc(), table.c.id.desc()).limit(1)).first()
+    return None if row is None else tuple(row)

@@ -1,9 +1,12 @@
-"""``nova-drs-collector``: stores published samples, purges old ones.
+"""``nova-drs-collector``: stores published samples, records deployed-with ratios.
 
 A batch notification listener on ``[drs_stats] topic`` hands up to
 ``batch_size`` samples at a time to one bulk insert; the MAC address a host
 reports (wake_address plugin) goes into its ``drs_hosts`` record. A timer
-purges samples older than ``retention``.
+purges samples older than ``retention``. A second listener, in its own pool
+(other consumers of nova's notifications still get every message), hands
+nova's versioned notifications to the OvercommitRecorder, so each instance is
+recorded with the ratios of the host it lands on, when it lands.
 """
 
 from oslo_log import log as logging
@@ -12,10 +15,41 @@ from oslo_service import service
 
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
+from nova_drs.overcommit import recorder
 from nova_drs.stats import publisher
 from nova_drs.stats import store
 
 LOG = logging.getLogger(__name__)
+RECORDER_POOL = 'nova-drs-overcommit-recorder'
+
+
+def notification_problems(conf):
+    """Why nova's versioned notifications would not reach the recorder."""
+    from nova.conf import notifications as nova_notifications
+    if 'notifications' not in conf:
+        nova_notifications.register_opts(conf)
+    publisher.transport(conf)  # registers [oslo_messaging_notifications]
+    problems = []
+    drivers = [d for d in conf.oslo_messaging_notifications.driver if d != 'noop']
+    if not drivers:
+        problems.append('[oslo_messaging_notifications] driver is not set, so nova sends '
+                        'no notifications (set driver = messagingv2)')
+    if conf.notifications.notification_format == 'unversioned':
+        problems.append('[notifications] notification_format = unversioned, so nova sends '
+                        'no versioned notifications (set it to both or versioned)')
+    return problems
+
+
+def nova_ratio_lookup(conf):
+    """RatioLookup on nova's databases, or None with the reason logged."""
+    from nova_drs.cmd import manage_overcommit
+    from nova_drs.overcommit import nova_view
+    try:
+        manage_overcommit._nova_context(conf)
+    except Exception as exc:
+        LOG.warning('nova-drs collector: deployed-with ratios are NOT recorded: %s', exc)
+        return None
+    return nova_view.RatioLookup(conf)
 
 
 class Collector:
@@ -72,11 +106,13 @@ class SampleEndpoint:
 class CollectorService(service.Service):
     """oslo.service wrapper: the listener plus the purge timer."""
 
-    def __init__(self, conf, database=None):
+    def __init__(self, conf, database=None, ratio_lookup=None):
         super().__init__()
         self.conf = conf
         self.collector = Collector(database or db_api.Database.from_conf(conf))
+        self.ratio_lookup = ratio_lookup
         self.listener = None
+        self.recorder_listener = None
 
     def start(self):
         super().start()
@@ -88,6 +124,24 @@ class CollectorService(service.Service):
         self.listener.start()
         self.tg.add_timer(group.purge_interval, self._purge)
         LOG.info('nova-drs collector listening on topic %s', group.topic)
+        self._start_recorder()
+
+    def _start_recorder(self):
+        """Listen to nova's versioned notifications; say once why it cannot."""
+        for problem in notification_problems(self.conf):
+            LOG.warning('nova-drs collector: deployed-with ratios are NOT recorded: %s',
+                        problem)
+        lookup = self.ratio_lookup or nova_ratio_lookup(self.conf)
+        if lookup is None:
+            return
+        topics = self.conf.notifications.versioned_notifications_topics
+        self.recorder_listener = messaging.get_notification_listener(
+            publisher.transport(self.conf), [messaging.Target(topic=t) for t in topics],
+            [recorder.OvercommitRecorder(self.collector.database, lookup)],
+            executor='threading', pool=RECORDER_POOL)
+        self.recorder_listener.start()
+        LOG.info('nova-drs collector recording deployed-with ratios from topics %s',
+                 ', '.join(topics))
 
     def _purge(self):
         try:
@@ -96,8 +150,10 @@ class CollectorService(service.Service):
             LOG.error('nova-drs collector purge failed: %s', exc)
 
     def stop(self, graceful=False):
-        if self.listener is not None:
-            self.listener.stop()
-            self.listener.wait()
-            self.listener = None
+        for name in ('listener', 'recorder_listener'):
+            listener = getattr(self, name)
+            if listener is not None:
+                listener.stop()
+                listener.wait()
+                setattr(self, name, None)
         super().stop(graceful)

@@ -13,6 +13,7 @@ import tempfile
 
 from nova.tests.functional import integrated_helpers
 from oslo_config import cfg
+from oslo_messaging import opts as messaging_opts
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
@@ -60,6 +61,10 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         options = {(group, name): value for group, name, value in operator_options()}
         options[('drs', 'state_path')] = self.state_dir
         options.update(self.EXTRA_FLAGS)
+        # nova registers [oslo_messaging_notifications] only once its RPC starts.
+        for group, opts in messaging_opts.list_opts():
+            if group == 'oslo_messaging_notifications':
+                drs_conf.CONF.register_opts(opts, group=group)
         for (group, name), value in options.items():
             group = None if group == 'DEFAULT' else group
             opt = drs_conf.CONF._get_opt_info(name, group)['opt']

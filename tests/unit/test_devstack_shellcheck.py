@@ -142,9 +142,12 @@ def test_clean_undoes_configure(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / 'api-paste.ini').read_text().strip() == NOVA_PASTE.strip()
     nova = _read_ini(tmp_path / 'nova.conf')
-    assert set(nova.sections()) <= {'filter_scheduler'}
+    assert set(nova.sections()) <= {'filter_scheduler', 'notifications',
+                                    'oslo_messaging_notifications'}
     assert dict(nova['DEFAULT']) == {'debug': 'true'}
     assert not nova.has_option('filter_scheduler', 'enabled_filters')
+    assert not nova.has_option('notifications', 'notification_format')
+    assert not nova.has_option('oslo_messaging_notifications', 'driver')
     assert not (tmp_path / 'drs' / 'nova-drs.conf').exists()
     assert not (tmp_path / 'state').exists()
     assert not (site / 'nova_drs-monitor.pth').exists()

@@ -1,0 +1,26 @@
+"""History of each host's effective allocation ratios.
+
+Revision ID: 0006_ratio_history
+Revises: 0005_maintenance
+Create Date: 2026-11-23
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0006_ratio_history'
+down_revision = '0005_maintenance'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.create_table(
+        'host_ratio_history',
+        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column('host', sa.String(255), nullable=False),
+        sa.Column('cpu_allocation_ratio', sa.Float, nullable=False),
+        sa.Column('ram_allocation_ratio', sa.Float, nullable=False),
+        sa.Column('since', sa.DateTime, nullable=False),
+        sa.Index('host_ratio_history_host_since_idx', 'host', 'since'),
+    )

@@ -1,0 +1,99 @@
+"""Every nova internal nova-drs relies on (README "Nova internals used").
+
+None of these is a documented plugin interface; each assertion names the use
+so a nova upgrade that changes one fails here, loudly, before it fails in a
+cloud.
+"""
+
+import inspect
+
+import pytest
+
+
+def params(func):
+    return list(inspect.signature(func).parameters)
+
+
+def test_db_main_api_compute_node_reads():
+    # nova_drs/api/nova_hosts.py: host listing of the /loadbalancer API reads
+    # compute nodes of each cell without loading full ComputeNode objects.
+    from nova.db.main import api
+    assert params(api.compute_node_get_all)[:1] == ['context']
+    assert params(api.compute_node_get_all_by_host)[:2] == ['context', 'host']
+
+
+def test_policy_module_enforcer_global():
+    # nova_drs/api/policies.py registers our rules into nova's enforcer.
+    from nova import policy
+    from oslo_policy import policy as oslo_policy
+    assert hasattr(policy, '_ENFORCER')
+    assert 'global _ENFORCER' in inspect.getsource(policy.init)
+    assert '_ENFORCER = enforcer' in inspect.getsource(policy.init)
+    assert hasattr(oslo_policy.Enforcer, 'register_defaults')
+
+
+def test_virt_driver_monitor_data_and_constructor():
+    # nova_drs/resources/monitor.py subclasses it and reads self._data.
+    from nova.compute.monitors.cpu import virt_driver
+    assert params(virt_driver.Monitor.__init__)[:2] == ['self', 'resource_tracker']
+    assert '_data' in inspect.getsource(virt_driver.Monitor.__init__)
+    assert params(virt_driver.Monitor.populate_metrics)[:2] == ['self', 'metric_list']
+
+
+def test_resource_tracker_attributes_the_monitor_uses():
+    # The monitor writes ResourceTracker.stats[nodename] and reads
+    # compute_nodes, host and driver.
+    from nova.compute import resource_tracker
+    init = inspect.getsource(resource_tracker.ResourceTracker.__init__)
+    for attribute in ('self.stats', 'self.compute_nodes', 'self.host', 'self.driver',
+                      'self.monitors'):
+        assert attribute in init, attribute
+
+
+def test_monitor_alias_package_exists():
+    # etc/nova-drs/nova_drs-monitor.pth aliases nova.compute.monitors.cpu.drs:
+    # nova's monitor loader only accepts modules under that package.
+    import nova.compute.monitors.cpu as cpu_monitors
+    from nova.compute import monitors
+    assert cpu_monitors.__name__ == 'nova.compute.monitors.cpu'
+    assert 'nova.compute.monitors.' in inspect.getsource(monitors.MonitorHandler)
+
+
+def test_context_cell_helpers():
+    # weights/migrations.py, overcommit/nova_view.py, consumers/compute_units.py.
+    from nova import context
+    assert params(context.scatter_gather_skip_cell0)[:2] == ['context', 'fn']
+    assert params(context.target_cell)[:2] == ['context', 'cell_mapping']
+    assert hasattr(context, 'did_not_respond_sentinel')
+
+
+def test_compute_api_get():
+    # nova_drs/scale/api.py loads the server through nova's compute API class.
+    from nova.compute import api
+    assert params(api.API.get)[:3] == ['self', 'context', 'instance_id']
+
+
+def test_rpc_legacy_notifier_and_notifications_options():
+    # overcommit/alerts.py sends through nova's notifier inside nova services;
+    # stats/collector.py reads nova's [notifications] options.
+    from nova.conf import notifications
+    from nova import rpc
+    assert hasattr(rpc, 'LEGACY_NOTIFIER')
+    names = {opt.name for opt in notifications.ALL_OPTS}
+    assert {'notification_format', 'versioned_notifications_topics'} <= names
+
+
+def test_db_configure_for_manage():
+    # cmd/manage_overcommit.py sets nova's databases up like nova-manage.
+    from nova.db.api import api as api_db
+    from nova.db.main import api as main_db
+    assert params(main_db.configure)[:1] == ['conf']
+    assert params(api_db.configure)[:1] == ['conf']
+
+
+@pytest.mark.parametrize('name', ['AggregateList', 'ComputeNodeList', 'InstanceList',
+                                  'MigrationList', 'HostMapping', 'CellMapping', 'Flavor'])
+def test_versioned_objects_used(name):
+    from nova import objects
+    objects.register_all()
+    assert hasattr(objects, name), name
