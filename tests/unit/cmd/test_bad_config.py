@@ -6,6 +6,7 @@ stands for a scratch directory holding a regular file ``file``, a directory
 ``dir`` and a symlink loop ``loop``.
 """
 
+import logging
 import pathlib
 import subprocess
 import sys
@@ -114,7 +115,10 @@ def scratch(tmp_path, monkeypatch):
     (tmp_path / 'dir').mkdir()
     (tmp_path / 'loop').symlink_to(tmp_path / 'loop2')
     (tmp_path / 'loop2').symlink_to(tmp_path / 'loop')
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
     yield tmp_path
+    root.handlers[:], root.level = handlers, level  # a command may set logging up
     drs_conf.CONF.reset()
     # Loading [drs_auth] registers the plugin's options (auth_url required).
     for opt in ks_loading.get_auth_plugin_conf_options('password'):
@@ -243,3 +247,17 @@ def test_collector_whose_libraries_import_eventlet_shows_no_banner():
 
     assert result.stdout.strip() == 'True'  # oslo.service's default backend
     assert 'Eventlet is deprecated' not in result.stderr
+
+
+def test_good_config_reaches_the_collector_service(scratch, monkeypatch, capsys):
+    started = []
+
+    class Launcher:
+        def wait(self):
+            started.append(True)
+    monkeypatch.setattr(collector.service, 'launch', lambda *args, **kwargs: Launcher())
+
+    assert collector.main(['--config-file', _conf(scratch, '')]) == 0
+
+    assert started == [True]
+    assert capsys.readouterr().err == ''
