@@ -43,9 +43,27 @@ def parse(conf, argv, prog):
         raise ConfigError('cannot read config file %s: %s'
                           % (exc.filename, exc.strerror)) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError('cannot read config file: not UTF-8 text (%s)' % exc.reason) from None
+        raise ConfigError('cannot read config file %s: not UTF-8 text (%s)'
+                          % (_undecodable(argv), exc.reason)) from None
     except cfg.Error as exc:
         raise ConfigError(_one_line(exc)) from None
+    directories = conf.config_dir or []
+    for directory in [directories] if isinstance(directories, str) else directories:
+        if not os.path.isdir(directory):
+            raise ConfigError('config directory %s is not a directory' % directory)
+
+
+def _undecodable(argv):
+    """The --config-file argument that is not UTF-8 (oslo.config does not say)."""
+    for path in argv:
+        try:
+            with open(path, encoding='utf-8') as handle:
+                handle.read()
+        except UnicodeDecodeError:
+            return path
+        except (OSError, ValueError):
+            continue
+    return '(one of the --config-file/--config-dir files)'
 
 
 def _one_line(exc):
@@ -82,6 +100,9 @@ def _read(conf, group, name):
                           ) from None
     except (cfg.Error, ValueError) as exc:
         raise ConfigError('invalid value for option %s: %s' % (label, _one_line(exc))) from None
+    except RecursionError:
+        raise ConfigError('invalid value for option %s: its $references form a loop'
+                          % label) from None
     if _non_finite(value):
         raise ConfigError('invalid value for option %s: %s is not a finite number'
                           % (label, value))

@@ -3,7 +3,7 @@
 ``CASES`` is also the table of doc/source/bad-config.md (checked below), so
 the documented messages are the ones the commands print. ``TMP`` in a case
 stands for a scratch directory holding a regular file ``file``, a directory
-``dir`` and a symlink loop ``loop``.
+``dir``, a file ``binary`` that is not UTF-8 and a symlink loop ``loop``.
 """
 
 import logging
@@ -87,19 +87,29 @@ CASES = [
     ('nova-drs-manage', '[drs_database]\nconnection = bogus://nowhere\n', ['db', 'sync'],
      "nova-drs-manage: invalid database URL bogus://nowhere: Can't load plugin: "
      'sqlalchemy.dialects:bogus'),
+    ('nova-drs-manage', '[loadbalancer]\nperiod = $period\n', ['db', 'version'],
+     'nova-drs-manage: invalid value for option [loadbalancer] period: its $references '
+     'form a loop'),
     ('nova-drs-manage', 'no section header\n', ['db', 'version'],
      'nova-drs-manage: cannot parse config file TMP/nova.conf: line 1: '
      "No ':' or '=' found in assignment: 'no section header'"),
 ]
 
-# (command, --config-file value) for config paths that are not readable files
+# (command, config path arguments) for config paths that are not readable text
 CONFIG_FILE_CASES = [
-    ('nova-drs-manage', 'TMP/dir', 'nova-drs-manage: cannot read config file TMP/dir: '
-     'Is a directory'),
-    ('nova-loadbalancer', 'TMP/loop', 'nova-loadbalancer: cannot read config file '
-     'TMP/loop: Too many levels of symbolic links'),
-    ('nova-drs-collector', 'TMP/missing.conf', 'nova-drs-collector: cannot read config '
-     'file TMP/missing.conf: not found or not readable'),
+    ('nova-drs-manage', ['--config-file', 'TMP/dir'],
+     'nova-drs-manage: cannot read config file TMP/dir: Is a directory'),
+    ('nova-loadbalancer', ['--config-file', 'TMP/loop'],
+     'nova-loadbalancer: cannot read config file TMP/loop: Too many levels of symbolic links'),
+    ('nova-drs-collector', ['--config-file', 'TMP/missing.conf'],
+     'nova-drs-collector: cannot read config file TMP/missing.conf: not found or not readable'),
+    ('nova-drs-manage', ['--config-file', 'TMP/binary'],
+     'nova-drs-manage: cannot read config file TMP/binary: not UTF-8 text '
+     '(invalid start byte)'),
+    ('nova-drs-manage', ['--config-dir', 'TMP/file'],
+     'nova-drs-manage: config directory TMP/file is not a directory'),
+    ('nova-drs-collector', ['--config-dir', 'TMP/missing'],
+     'nova-drs-collector: config directory TMP/missing not found'),
 ]
 
 MAINS = {'nova-loadbalancer': loadbalancer.main, 'nova-drs-collector': collector.main,
@@ -113,6 +123,7 @@ def scratch(tmp_path, monkeypatch):
     monkeypatch.setattr(collector.service, 'launch', started)
     (tmp_path / 'file').write_text('a regular file\n')
     (tmp_path / 'dir').mkdir()
+    (tmp_path / 'binary').write_bytes(b'[DEFAULT]\n\xff\xfe\x00 not text\n')
     (tmp_path / 'loop').symlink_to(tmp_path / 'loop2')
     (tmp_path / 'loop2').symlink_to(tmp_path / 'loop')
     root = logging.getLogger()
@@ -147,12 +158,11 @@ def test_bad_config_is_one_line_and_exit_1(scratch, capsys, command, body, args,
     _one_line(capsys.readouterr().err, expected.replace('TMP', str(scratch)))
 
 
-@pytest.mark.parametrize('command, path, expected', CONFIG_FILE_CASES,
-                         ids=[c[1] for c in CONFIG_FILE_CASES])
-def test_unreadable_config_file_is_one_line(scratch, capsys, command, path, expected):
-    code = MAINS[command](['--config-file', path.replace('TMP', str(scratch)), 'db', 'version']
-                          if command == 'nova-drs-manage' else
-                          ['--config-file', path.replace('TMP', str(scratch))])
+@pytest.mark.parametrize('command, paths, expected', CONFIG_FILE_CASES,
+                         ids=[' '.join(c[1]) for c in CONFIG_FILE_CASES])
+def test_unreadable_config_file_is_one_line(scratch, capsys, command, paths, expected):
+    argv = [path.replace('TMP', str(scratch)) for path in paths]
+    code = MAINS[command](argv + (['db', 'version'] if command == 'nova-drs-manage' else []))
 
     assert code == 1
     _one_line(capsys.readouterr().err, expected.replace('TMP', str(scratch)))
