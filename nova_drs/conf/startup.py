@@ -94,10 +94,10 @@ def _read(conf, group, name):
         value = conf[group][name] if group else conf[name]
     except cfg.NoSuchOptError as exc:
         # The option itself is registered: the missing one is a $reference.
+        where = getattr(exc.group, 'name', exc.group)
         raise ConfigError('invalid value for option %s: it refers to $%s, which is not '
                           'an option%s' % (label, exc.opt_name,
-                                           ' of [%s]' % exc.group if exc.group else '')
-                          ) from None
+                                           ' of [%s]' % where if where else '')) from None
     except (cfg.Error, ValueError) as exc:
         raise ConfigError('invalid value for option %s: %s' % (label, _one_line(exc))) from None
     except RecursionError:
@@ -111,12 +111,13 @@ def _read(conf, group, name):
 
 def validate(conf):
     """Read every option of the nova-drs groups and of [DEFAULT] once."""
+    groups = _nova_drs_groups()
     for name in list(conf):
-        if name in _nova_drs_groups():
+        if name in groups:
             for opt_name in list(conf[name]):
                 _read(conf, name, opt_name)
-        elif not isinstance(conf[name], cfg.ConfigOpts.GroupAttr):
-            _read(conf, None, name)
+        else:
+            _read(conf, None, name)  # other groups only come back as a GroupAttr
 
 
 def _file_in_the_way(path):

@@ -46,6 +46,9 @@ CASES = [
     ('nova-drs-manage', '[drs_stats]\nretention = 5\n', ['db', 'version'],
      'nova-drs-manage: invalid value for option [drs_stats] retention: '
      'Should be greater than or equal to 60'),
+    ('nova-drs-collector', '[DEFAULT]\nrate_limit_burst = many\n', [],
+     'nova-drs-collector: invalid value for option [DEFAULT] rate_limit_burst: '
+     "invalid literal for int() with base 10: 'many'"),
     ('nova-loadbalancer', '[loadbalancer]\npolicy = nosuch\n', [],
      'nova-loadbalancer: [loadbalancer] policy = nosuch: unknown name; available: '
      'consolidation, drs'),
