@@ -49,7 +49,7 @@ test: lint unit functional integration
 	@echo "make test: all tiers passed"
 
 demo: venv
-	$(PY) tools/demo.py
+	@$(PY) tools/demo.py
 
 benchmarks: venv
 	for script in benchmarks/*.py; do $(PY) $$script || exit 1; done

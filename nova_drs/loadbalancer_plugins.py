@@ -5,18 +5,52 @@ configured names to classes, through stevedore entry points, so operators
 can ship their own algorithms in a separate package.
 """
 
-from stevedore import driver
+from importlib import metadata
 
+from stevedore import driver
+from stevedore import exception as stevedore_exception
+
+from nova_drs.conf import ConfigError
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import policy as policy_mod
 
 NAMESPACE = 'nova_drs.loadbalancer.'
+# Entry point kind -> the [loadbalancer] option that names a plugin of it.
+OPTIONS = {'policy': 'policy', 'overload': 'overload_detector',
+           'vm_selection': 'vm_selection', 'placement': 'placement',
+           'underload': 'underload_detector'}
+
+
+def _raise(_manager, _entry_point, exc):
+    raise exc
+
+
+def available(kind):
+    return sorted({ep.name for ep in metadata.entry_points(group=NAMESPACE + kind)})
 
 
 def plugin(kind, name):
-    """Class registered as ``name`` in ``nova_drs.loadbalancer.<kind>``."""
-    manager = driver.DriverManager(NAMESPACE + kind, name, invoke_on_load=False)
+    """Class registered as ``name`` in ``nova_drs.loadbalancer.<kind>``;
+    ConfigError naming the option when it is unknown or cannot be imported."""
+    option = '[loadbalancer] %s = %s' % (OPTIONS[kind], name)
+    try:
+        manager = driver.DriverManager(NAMESPACE + kind, name, invoke_on_load=False,
+                                       on_load_failure_callback=_raise,
+                                       warn_on_missing_entrypoint=False)
+    except stevedore_exception.NoMatches:
+        raise ConfigError('%s: unknown name; available: %s'
+                          % (option, ', '.join(available(kind)))) from None
+    except Exception as exc:  # the plugin's own import failed
+        raise ConfigError('%s: cannot load the plugin: %s: %s'
+                          % (option, type(exc).__name__, exc)) from None
     return manager.driver
+
+
+def check_names(conf):
+    """Every algorithm option names a loadable plugin, whichever policy is
+    chosen: a typo under "drs" must not wait for a policy switch to show."""
+    for kind, option in OPTIONS.items():
+        plugin(kind, getattr(conf.loadbalancer, option))
 
 
 def load_policy(conf):

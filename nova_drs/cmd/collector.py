@@ -2,33 +2,32 @@
 
 import sys
 
-from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_service import service
 
 from nova_drs import conf as drs_conf
+from nova_drs.conf import startup
 from nova_drs.db import api as db_api
 from nova_drs.stats import collector
 
 CONF = drs_conf.CONF
 LOG = logging.getLogger(__name__)
+PROG = 'nova-drs-collector'
 
 
 def main(argv=None):
     logging.register_options(CONF)
     argv = sys.argv[1:] if argv is None else argv
     try:
-        CONF(argv, project='nova', prog='nova-drs-collector')
-        drs_conf.validate(CONF)
-    except (cfg.Error, drs_conf.ConfigError) as exc:
-        print('nova-drs-collector: %s' % exc, file=sys.stderr)
-        return 2
-    logging.setup(CONF, 'nova-drs-collector')
-    try:
+        startup.parse(CONF, argv, PROG)
+        startup.validate(CONF)
+        startup.check_plugins(CONF)
+        startup.check_paths(CONF)
+        startup.setup_logging(CONF, PROG)
+        startup.probe_database(CONF)
         database = db_api.Database.from_conf(CONF)
-        database.engine  # noqa: B018  (fail now with a clear message)
-    except db_api.DatabaseError as exc:
-        print('nova-drs-collector: %s' % exc, file=sys.stderr)
+    except (drs_conf.ConfigError, db_api.DatabaseError) as exc:
+        print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 1
     launcher = service.launch(CONF, collector.CollectorService(CONF, database),
                               restart_method='mutate')

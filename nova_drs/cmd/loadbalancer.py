@@ -16,13 +16,13 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
+from nova_drs.conf import startup
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import power as daemon_power
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs import loadbalancer_plugins
-from nova_drs.scale import scalers
 
 CONF = drs_conf.CONF
 LOG = logging.getLogger(__name__)
@@ -33,10 +33,21 @@ cli_opts = [
 ]
 
 
+PROG = 'nova-loadbalancer'
+
+
 def nova_from_conf(conf):
+    """Compute and placement clients from ``[drs_auth]``; ConfigError if unusable."""
     group = conf.drs_auth
-    auth = ks_loading.load_auth_from_conf_options(conf, 'drs_auth')
-    session = ks_loading.load_session_from_conf_options(conf, 'drs_auth', auth=auth)
+    if not group.auth_type:
+        raise drs_conf.ConfigError(
+            '[drs_auth] auth_type is not set: nova-loadbalancer needs keystone '
+            'credentials for the compute and placement APIs')
+    try:
+        auth = ks_loading.load_auth_from_conf_options(conf, 'drs_auth')
+        session = ks_loading.load_session_from_conf_options(conf, 'drs_auth', auth=auth)
+    except (ks_exc.ClientException, cfg.Error) as exc:
+        raise drs_conf.ConfigError('[drs_auth] is not usable: %s' % exc) from None
     common = {'interface': group.valid_interfaces, 'region_name': group.region_name}
     return nova_api.NovaAPI(adapter.Adapter(session, service_type='compute', **common),
                             adapter.Adapter(session, service_type='placement',
@@ -44,8 +55,26 @@ def nova_from_conf(conf):
 
 
 def _fail(message, code=1):
-    print('nova-loadbalancer: %s' % message, file=sys.stderr)
+    print('%s: %s' % (PROG, message), file=sys.stderr)
     return code
+
+
+def _start(argv):
+    """Everything checked before the first cycle: (policy, nova, database)."""
+    startup.parse(CONF, argv, PROG)
+    startup.validate(CONF)
+    startup.check_plugins(CONF)
+    policy = loadbalancer_plugins.load_policy(CONF)
+    nova = nova_from_conf(CONF)
+    startup.validate(CONF)  # the auth plugin registered its own options
+    startup.check_paths(CONF, lock_file=not CONF.dry_run)
+    startup.setup_logging(CONF, PROG)
+    startup.probe_database(CONF)
+    database = db_api.Database.from_conf(CONF)
+    if migration.current_revision(database) != migration.head_revision():
+        raise drs_conf.ConfigError('the DRS database is not at the current schema; run '
+                                   '"nova-drs-manage db sync" first')
+    return policy, nova, database
 
 
 def main(argv=None):
@@ -53,27 +82,16 @@ def main(argv=None):
     CONF.register_cli_opts(cli_opts)
     argv = sys.argv[1:] if argv is None else argv
     try:
-        CONF(argv, project='nova', prog='nova-loadbalancer')
-        drs_conf.validate(CONF)
-        policy = loadbalancer_plugins.load_policy(CONF)
-        scalers.load(CONF.drs_scale.scaler)
-    except (cfg.Error, drs_conf.ConfigError, ValueError) as exc:
-        return _fail(exc, 2)
-    logging.setup(CONF, 'nova-loadbalancer')
-    try:
-        database = db_api.Database.from_conf(CONF)
-        if migration.current_revision(database) != migration.head_revision():
-            return _fail('the DRS database is not at the current schema; run '
-                         '"nova-drs-manage db sync" first')
-        nova = nova_from_conf(CONF)
-    except (db_api.DatabaseError, ks_exc.ClientException) as exc:
+        policy, nova, database = _start(argv)
+    except (drs_conf.ConfigError, db_api.DatabaseError) as exc:
         return _fail(exc)
-    except cfg.Error as exc:
-        return _fail('[drs_auth] is incomplete: %s' % exc, 2)
     power = daemon_power.drivers_for(CONF, database)
     if CONF.dry_run:
         balancer = service.LoadBalancer(CONF, nova, database, policy, power)
-        print(json.dumps(balancer.run_cycle(dry_run=True), indent=2, default=str))
+        summary = balancer.run_cycle(dry_run=True)
+        if 'skipped' in summary:
+            return _fail('could not observe the cloud, no plan: %s' % summary['skipped'])
+        print(json.dumps(summary, indent=2, default=str))
         return 0
     from nova_drs.daemon import coordination
     try:

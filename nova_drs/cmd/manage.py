@@ -12,11 +12,13 @@ import sys
 from oslo_config import cfg
 
 from nova_drs import conf as drs_conf
+from nova_drs.conf import startup
 from nova_drs.cmd import manage_db
 from nova_drs.cmd import manage_overcommit
 from nova_drs.cmd import manage_stats
 
 CONF = drs_conf.CONF
+PROG = 'nova-drs-manage'
 
 CATEGORIES = (
     manage_db,
@@ -39,19 +41,21 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         try:
-            CONF(argv, project='nova', prog='nova-drs-manage')
-            drs_conf.validate(CONF)
-        except (cfg.Error, drs_conf.ConfigError) as exc:
-            print('nova-drs-manage: %s' % exc, file=sys.stderr)
-            return 2
+            startup.parse(CONF, argv, PROG)
+            startup.validate(CONF)
+            startup.check_plugins(CONF)
+            startup.check_paths(CONF)
+            startup.probe_database(CONF)
+        except drs_conf.ConfigError as exc:
+            print('%s: %s' % (PROG, exc), file=sys.stderr)
+            return 1
         return CONF.category.func(CONF) or 0
     except Exception as exc:  # one readable line, never a traceback
-        print('nova-drs-manage: %s' % exc, file=sys.stderr)
+        print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 1
     finally:
         CONF.reset()
         CONF.unregister_opt(category_opt)
-
 
 if __name__ == '__main__':
     sys.exit(main())

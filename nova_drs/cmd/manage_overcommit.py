@@ -9,7 +9,6 @@ prints physical, ratio, total, used, free and % per aggregate host, including
 hosts over 100 % after a ratio was lowered.
 """
 
-from nova_drs.overcommit import alerts
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import placement_sync
 from nova_drs.overcommit import store
@@ -71,6 +70,7 @@ def run_report(conf, database, ctxt):
     """Capacity rows and their table; hosts over 100 % raise an alert."""
     rows = placement_sync.report(database, nova_view.aggregates(ctxt),
                                  nova_view.compute_nodes(ctxt))
+    from nova_drs.overcommit import alerts  # oslo.messaging: only when reporting
     table = []
     for row in rows:
         cap = row.capacity

@@ -1,6 +1,7 @@
 """``nova-drs-sim``: replay PlanetLab traces through the decision core."""
 
 import argparse
+import os
 import sys
 
 from nova_drs.loadbalancer import catalog
@@ -77,9 +78,26 @@ def run(args):
     return 0
 
 
+def _check_outputs(args):
+    """Output paths usable before an hour-long run, not after it."""
+    if args.report:
+        try:
+            os.makedirs(args.report, exist_ok=True)
+        except OSError as exc:
+            raise ValueError('--report %s: %s' % (args.report, exc.strerror)) from None
+        if not os.access(args.report, os.W_OK):
+            raise ValueError('--report %s: directory is not writable' % args.report)
+    if args.json and os.path.isdir(args.json):
+        raise ValueError('--json %s is a directory' % args.json)
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.samples < 1:
+        parser.error('--samples must be at least 1')
     try:
+        _check_outputs(args)
         return run(args)
     except (traces.TraceError, engine.SimulationError, ValueError, OSError) as exc:
         sys.stderr.write('%s: error: %s\n' % (PROG, exc))

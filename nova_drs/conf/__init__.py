@@ -58,16 +58,8 @@ def validate(conf=CONF):
     oslo.config only checks a value when it is first read; without this an
     out-of-range value would surface as a traceback in the middle of a cycle.
     """
-    for group, opts in all_opts():
-        group_name = getattr(group, 'name', group)
-        for opt in opts:
-            try:
-                getattr(conf[group_name], opt.dest)
-            except cfg.NoSuchOptError:
-                continue  # auth plugin options appear only once a plugin loads
-            except (cfg.Error, ValueError) as exc:
-                raise ConfigError('invalid value for option [%s] %s: %s'
-                                  % (group_name, opt.name, exc)) from None
+    from nova_drs.conf import startup
+    startup.validate(conf)
 
 
 register_opts(CONF)

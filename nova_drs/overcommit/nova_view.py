@@ -2,17 +2,17 @@
 
 Uses nova's own objects, so it works wherever nova.conf gives access to
 nova's API and cell databases (controllers, nova-drs-manage, the daemon).
+nova is imported inside the functions that read it: the daemon imports this
+module for ``aggregates_by_host`` only and must not load nova (and eventlet
+with it) at start.
 """
-
-from nova import context as nova_context
-from nova import exception
-from nova import objects
 
 from nova_drs.overcommit import ratios
 
 
 def aggregates(ctxt):
     """[{'name', 'id', 'hosts', 'metadata'}] of every host aggregate."""
+    from nova import objects
     return [{'name': agg.name, 'id': agg.id, 'hosts': list(agg.hosts or []),
              'metadata': dict(agg.metadata or {})}
             for agg in objects.AggregateList.get_all(ctxt)]
@@ -33,6 +33,7 @@ def aggregates_by_host(aggregate_records):
 
 
 def _results(gathered):
+    from nova import context as nova_context
     for cell_uuid, result in gathered.items():
         if isinstance(result, Exception) or result is nova_context.did_not_respond_sentinel:
             raise RuntimeError('cell %s did not answer: %s' % (cell_uuid, result))
@@ -41,6 +42,8 @@ def _results(gathered):
 
 def compute_nodes(ctxt):
     """{host: [compute node dict]} across all cells."""
+    from nova import context as nova_context
+    from nova import objects
     nodes = {}
     gathered = nova_context.scatter_gather_skip_cell0(ctxt, objects.ComputeNodeList.get_all)
     for node in _results(gathered):
@@ -56,6 +59,8 @@ def compute_nodes(ctxt):
 def instances(ctxt):
     """[{'uuid', 'host', 'vcpus', 'memory_mb', 'launched_at'}] of every
     non-deleted instance on a host."""
+    from nova import context as nova_context
+    from nova import objects
     def _list(cctxt):
         return objects.InstanceList.get_by_filters(
             cctxt, {'deleted': False}, expected_attrs=['flavor'])
@@ -73,12 +78,17 @@ class RatioLookup:
         self._conf = conf
 
     def __call__(self, host):
+        from nova import context as nova_context
+        from nova import objects
         ctxt = nova_context.get_admin_context()
         aggs = objects.AggregateList.get_by_host(ctxt, host)
         cpu_own, ram_own = self._own_ratios(ctxt, host)
         return ratios.host_ratios(aggs, cpu_own, ram_own)
 
     def _own_ratios(self, ctxt, host):
+        from nova import context as nova_context
+        from nova import exception
+        from nova import objects
         try:
             mapping = objects.HostMapping.get_by_host(ctxt, host)
             with nova_context.target_cell(ctxt, mapping.cell_mapping) as cctxt:

@@ -34,6 +34,15 @@ class ResizeScaler:
 def load(name):
     """An instance of the scaler called ``name``; ScalerError naming it if unknown."""
     try:
-        return driver.DriverManager(NAMESPACE, name, invoke_on_load=True).driver
+        return driver.DriverManager(NAMESPACE, name, invoke_on_load=True,
+                                    on_load_failure_callback=_raise,
+                                    warn_on_missing_entrypoint=False).driver
     except (stevedore_exception.NoMatches, RuntimeError):
         raise ScalerError('unknown scaler %r in [drs_scale] scaler' % name) from None
+    except Exception as exc:  # the plugin's own import or constructor failed
+        raise ScalerError('[drs_scale] scaler %r cannot be loaded: %s: %s'
+                          % (name, type(exc).__name__, exc)) from None
+
+
+def _raise(_manager, _entry_point, exc):
+    raise exc

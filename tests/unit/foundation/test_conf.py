@@ -52,3 +52,20 @@ def test_config_generator_prints_sample():
     assert '[drs]' in result.stdout
     assert '[drs_database]' in result.stdout
     assert '#state_path = /var/lib/nova-drs' in result.stdout
+
+
+def test_validate_covers_options_registered_later(tmp_path):
+    # Engineers add options to the groups; validation iterates what is
+    # registered, so a new float is refused as nan without editing validate.
+    conf = _fresh_conf()
+    conf.register_opt(cfg.FloatOpt('added_later', default=1.0, min=0.0, max=2.0),
+                      group='loadbalancer')
+    bad = tmp_path / 'nova.conf'
+    bad.write_text('[loadbalancer]\nadded_later = nan\n')
+    conf(['--config-file', str(bad)])
+
+    with pytest.raises(drs_conf.ConfigError) as error:
+        drs_conf.validate(conf)
+
+    assert str(error.value) == ('invalid value for option [loadbalancer] added_later: '
+                                'nan is not a finite number')

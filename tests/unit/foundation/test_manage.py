@@ -24,7 +24,7 @@ def test_bad_url_exits_nonzero_with_one_line(tmp_path, capsys):
     assert 'Traceback' not in err
 
 
-def test_bad_option_value_exits_2_naming_option(tmp_path, capsys):
+def test_bad_option_value_exits_1_naming_option(tmp_path, capsys):
     conf = _conf_file(tmp_path, '[drs_database]\nmax_pool_size = lots\n')
-    assert manage.main(['--config-file', conf, 'db', 'version']) == 2
+    assert manage.main(['--config-file', conf, 'db', 'version']) == 1
     assert '[drs_database] max_pool_size' in capsys.readouterr().err

@@ -44,5 +44,5 @@ def test_negative_age_is_one_clear_line(tmp_path, capsys):
 
 def test_retention_below_minimum_names_option(tmp_path, capsys):
     conf = _conf_file(tmp_path, '[drs_stats]\nretention = 5\n')
-    assert manage.main(['--config-file', conf, 'stats', 'purge']) == 2
+    assert manage.main(['--config-file', conf, 'stats', 'purge']) == 1
     assert '[drs_stats] retention' in capsys.readouterr().err

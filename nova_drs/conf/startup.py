@@ -1,0 +1,218 @@
+"""Startup checks shared by every nova-drs command.
+
+Each check turns a configuration that cannot work into a ``ConfigError``
+whose message is one line naming the option, so a command can print it and
+exit 1 before it starts anything, instead of a traceback at the first read
+or, worse, a daemon that silently stops acting (``place_cpu = nan`` compares
+false with everything). Checks iterate over the registered options, so an
+option added later is covered without an edit here.
+"""
+
+import math
+import os
+import re
+
+from oslo_config import cfg
+from oslo_log import log as logging
+
+from nova_drs import conf as drs_conf
+
+ConfigError = drs_conf.ConfigError
+
+# Third-party loggers that are chatty at INFO on every command start.
+QUIET_LOGGERS = ('alembic=WARN', 'stevedore=WARN', 'tooz=WARN', 'matplotlib=WARN',
+                 'PIL=WARN', 'futurist=WARN')
+
+
+def parse(conf, argv, prog):
+    """Parse the command line and config files; unreadable files are a ConfigError.
+
+    Command-line usage errors still exit 2 through argparse.
+    """
+    try:
+        conf(argv, project='nova', prog=prog)
+    except cfg.ConfigFilesNotFoundError as exc:
+        raise ConfigError('cannot read config file %s: not found or not readable'
+                          % ', '.join(exc.config_files)) from None
+    except cfg.ConfigDirNotFoundError as exc:
+        raise ConfigError('config directory %s not found' % exc.config_dir) from None
+    except cfg.ConfigFileParseError as exc:
+        raise ConfigError('cannot parse config file %s: %s' % (
+            exc.config_file, re.sub(r'^at .*:(\d+), ', r'line \1: ', exc.msg))) from None
+    except OSError as exc:
+        raise ConfigError('cannot read config file %s: %s'
+                          % (exc.filename, exc.strerror)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError('cannot read config file %s: not UTF-8 text (%s)'
+                          % (_undecodable(argv), exc.reason)) from None
+    except cfg.Error as exc:
+        raise ConfigError(_one_line(exc)) from None
+    directories = conf.config_dir or []
+    for directory in [directories] if isinstance(directories, str) else directories:
+        if not os.path.isdir(directory):
+            raise ConfigError('config directory %s is not a directory' % directory)
+
+
+def _undecodable(argv):
+    """The --config-file argument that is not UTF-8 (oslo.config does not say)."""
+    for path in argv:
+        try:
+            with open(path, encoding='utf-8') as handle:
+                handle.read()
+        except UnicodeDecodeError:
+            return path
+        except (OSError, ValueError):
+            continue
+    return '(one of the --config-file/--config-dir files)'
+
+
+def _one_line(exc):
+    text = ' '.join(str(exc).split())
+    # oslo.config names the option and its file LocationInfo; the caller
+    # names the option already.
+    return re.sub(r'^Value for option \S+ from LocationInfo\(.*?\) is not valid: ', '', text)
+
+
+def _nova_drs_groups():
+    return {getattr(group, 'name', group) for group, _opts in drs_conf.all_opts()}
+
+
+def _non_finite(value):
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite(item) for item in value)
+    if isinstance(value, dict):
+        return any(_non_finite(item) for item in value.values())
+    return False
+
+
+def _read(conf, group, name):
+    """The value of one registered option, or ConfigError naming it."""
+    label = '[%s] %s' % (group or 'DEFAULT', name)
+    try:
+        value = conf[group][name] if group else conf[name]
+    except cfg.NoSuchOptError as exc:
+        # The option itself is registered: the missing one is a $reference.
+        where = getattr(exc.group, 'name', exc.group)
+        raise ConfigError('invalid value for option %s: it refers to $%s, which is not '
+                          'an option%s' % (label, exc.opt_name,
+                                           ' of [%s]' % where if where else '')) from None
+    except (cfg.Error, ValueError) as exc:
+        raise ConfigError('invalid value for option %s: %s' % (label, _one_line(exc))) from None
+    except RecursionError:
+        raise ConfigError('invalid value for option %s: its $references form a loop'
+                          % label) from None
+    if _non_finite(value):
+        raise ConfigError('invalid value for option %s: %s is not a finite number'
+                          % (label, value))
+    return value
+
+
+def validate(conf):
+    """Read every option of the nova-drs groups and of [DEFAULT] once."""
+    groups = _nova_drs_groups()
+    for name in list(conf):
+        if name in groups:
+            for opt_name in list(conf[name]):
+                _read(conf, name, opt_name)
+        else:
+            _read(conf, None, name)  # other groups only come back as a GroupAttr
+
+
+def _file_in_the_way(path):
+    """The first existing component of ``path`` that is not a directory."""
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        path = os.path.dirname(path)
+    return None if os.path.isdir(path) else path
+
+
+def _usable_directory(path, label):
+    """Create ``path`` if needed; ConfigError unless it is a writable directory."""
+    blocker = _file_in_the_way(path)
+    if blocker:
+        raise ConfigError('%s: %s is a file, not a directory' % (label, blocker))
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError('%s: cannot create directory %s: %s'
+                          % (label, path, exc.strerror)) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError('%s: directory %s is not writable' % (label, path))
+
+
+def check_paths(conf, lock_file=False):
+    """State directory and SQLite file: usable before anything opens them.
+
+    ``lock_file``: the command keeps its single-node lock under state_path.
+    """
+    from nova_drs.db import api as db_api
+    from sqlalchemy.engine import url as sa_url
+    state = '[drs] state_path = %s' % conf.drs.state_path
+    if lock_file and not conf.drs_coordination.backend_url:
+        _usable_directory(conf.drs.state_path, state)
+    label = '[drs_database] connection = %s' % db_api.masked(conf.drs_database.connection)
+    if not conf.drs_database.connection:
+        _usable_directory(conf.drs.state_path, state)
+        label = state
+    try:
+        url = sa_url.make_url(db_api.connection_from_conf(conf))
+    except Exception:
+        return  # Database() reports an unparseable URL in one line
+    if url.get_backend_name() != 'sqlite' or not url.database or url.database == ':memory:':
+        return
+    path = os.path.abspath(url.database)
+    _usable_directory(os.path.dirname(path), label)
+    if os.path.isdir(path) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ConfigError('%s: SQLite database %s is not a writable file' % (label, path))
+
+
+def setup_logging(conf, prog):
+    """oslo.log setup, with third-party INFO chatter off and errors as ConfigError."""
+    conf.set_default('default_log_levels',
+                     logging.get_default_log_levels() + list(QUIET_LOGGERS))
+    try:
+        logging.setup(conf, prog)
+    except logging.LogConfigError as exc:
+        raise ConfigError('[DEFAULT] log_config_append %s: %s'
+                          % (exc.log_config, _one_line(exc.err_msg))) from None
+    except OSError as exc:
+        raise ConfigError('cannot open log file %s: %s' % (exc.filename, exc.strerror)) from None
+
+
+def probe_database(conf):
+    """Connect once, without oslo.db's retries: an unreachable DRS database
+    is one line within seconds. The service's own connections keep the
+    configured retries for outages after startup."""
+    import logging as std_logging
+
+    from nova_drs.db import api as db_api
+    group = conf.drs_database
+    # One attempt (oslo.db's max_retries=0 would not connect at all), and
+    # its "SQL connection failed. 1 attempts left." warning is not news.
+    engines_log = std_logging.getLogger('oslo_db.sqlalchemy.engines')
+    level = engines_log.level
+    engines_log.setLevel(std_logging.ERROR)
+    try:
+        database = db_api.Database(db_api.connection_from_conf(conf), max_retries=1,
+                                   retry_interval=0,
+                                   mysql_sql_mode=group.mysql_sql_mode,
+                                   sqlite_synchronous=group.sqlite_synchronous)
+        database.engine  # noqa: B018  (connects)
+    except db_api.DatabaseError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        engines_log.setLevel(level)
+    database.dispose()
+
+
+def check_plugins(conf):
+    """Every plugin name in the options is loadable, whether used now or not."""
+    from nova_drs import loadbalancer_plugins
+    from nova_drs.scale import scalers
+    loadbalancer_plugins.check_names(conf)
+    try:
+        scalers.load(conf.drs_scale.scaler)
+    except scalers.ScalerError as exc:
+        raise ConfigError(str(exc)) from None
