@@ -105,9 +105,9 @@ class TestFloorRace(HostActionTestCase):
                          tuple(self.state(h) for h in members))
 
 
-    def test_two_concurrent_suspends_on_mariadb_exactly_one_accepted(self):
-        """Real MariaDB, two concurrent requests (green threads, as in nova-api),
-        each statement followed by a yield so they interleave everywhere."""
+    def mariadb(self):
+        """A fresh, migrated DRS database on the real MariaDB; every statement
+        followed by a yield, so green threads interleave everywhere."""
         name = 'drs_floor_%s' % uuid.uuid4().hex[:12]
         server = pymysql.connect(host='127.0.0.1', user='root')
         server.cursor().execute('CREATE DATABASE %s' % name)
@@ -116,13 +116,26 @@ class TestFloorRace(HostActionTestCase):
         database = db_api.Database('mysql+pymysql://root@127.0.0.1/%s' % name)
         self.addCleanup(database.dispose)
         migration.sync(database)
-        members = ('host1', 'host2', 'host3')
-        db_hosts.ensure_all(database, members)
 
         def interleave(*args):
             time.sleep(0.01)
 
         sqlalchemy.event.listen(database.engine, 'after_cursor_execute', interleave)
+        return database
+
+    def test_concurrent_first_suspends_create_the_records_once(self):
+        database = self.mariadb()
+        members = ('host1', 'host2', 'host3')
+        threads = [eventlet.spawn(db_hosts.ensure_all, database, members) for _ in range(3)]
+        for thread in threads:
+            thread.wait()
+        self.assertEqual(sorted(members), sorted(db_hosts.states(database)))
+
+    def test_two_concurrent_suspends_on_mariadb_exactly_one_accepted(self):
+        """Two concurrent requests (green threads, as in nova-api) on real MariaDB."""
+        database = self.mariadb()
+        members = ('host1', 'host2', 'host3')
+        db_hosts.ensure_all(database, members)
         for attempt in range(5):
             with self.subTest(attempt=attempt):
                 threads = [eventlet.spawn(db_hosts.suspend_within_floor, database, host,
