@@ -74,6 +74,16 @@ class TestFloorForAdminSuspends(HostActionTestCase):
                          'floor of 3 (min_active_hosts 1 + hosts_in_reserve 2)')
 
 
+    def test_invalid_metadata_falls_back_to_the_options_like_the_daemon(self):
+        self.aggregate('bronze', ['host1', 'host2', 'host3'],
+                       {'drs_policy': 'power_saving', 'min_active_hosts': 'many',
+                        'hosts_in_reserve': '-1'})
+        self.assertEqual(202, self.act('suspend_host', 'host1')[0])
+        self.assertFault(409, self.act('suspend_host', 'host2'),
+                         'cluster bronze, below its floor of 2 (min_active_hosts 2 + '
+                         'hosts_in_reserve 0)')
+
+
 class TestFloorRace(HostActionTestCase):
     EXTRA_FLAGS = {('loadbalancer', 'min_active_hosts'): 2}
 
