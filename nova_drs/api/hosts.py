@@ -1,9 +1,11 @@
 """``/loadbalancer`` and ``/loadbalancer/action``: hosts and their DRS state.
 
 The API only records intent: a suspend is a compare-and-swap
-``active -> suspending`` in the DRS database and the daemon evacuates and
-powers the host off. This process never migrates an instance or runs a power
-command.
+``active -> suspending`` in the DRS database (held to the cluster's floor of
+active hosts) and the daemon evacuates and powers the host off; maintenance
+is ``active -> entering_maintenance`` and the daemon empties the host but
+keeps it on. This process never migrates an instance or runs a power
+command. Adding an action is one ``ACTIONS`` entry and its handler.
 """
 
 import collections

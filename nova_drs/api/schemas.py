@@ -1,10 +1,12 @@
-"""JSON schemas of request bodies, paths and queries, validated with readable messages.
+r"""JSON schemas of request bodies, paths and queries, validated with readable messages.
 
 Strings follow nova's own rules (nova.api.validation.parameter_types): a
 ``name`` is printable characters (no control characters, no lone
 surrogates, no line breaks) not starting or ending with whitespace, at most
-255 characters, exactly what nova accepts for a host, flavor or aggregate
-name; a rule's regular expression is printable characters.
+255 characters, nova's rule for a host, flavor or aggregate name, matched
+against the whole string (nova's ``$`` lets one trailing newline through);
+a rule's regular expression is printable characters. Patterns end in
+``\Z`` for the same reason.
 """
 
 import re
@@ -22,7 +24,7 @@ FORMAT_REASONS = {
 }
 _NAME = re.compile(parameter_types.valid_name_regex.regex)
 _PRINTABLE = re.compile(parameter_types.valid_description_regex)
-_UUID = re.compile(r'^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$')
+_UUID = re.compile(r'[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}')
 
 
 @FORMAT_CHECKER.checks('name')
@@ -37,7 +39,7 @@ def _is_printable(instance):
 
 @FORMAT_CHECKER.checks('uuid')
 def _is_uuid(instance):
-    return not isinstance(instance, str) or bool(_UUID.match(instance))
+    return not isinstance(instance, str) or bool(_UUID.fullmatch(instance))
 
 
 #: A nova service host name (nova's ``name``).
@@ -58,11 +60,11 @@ SET_POWER = {
     'properties': {
         'host': HOST,
         'driver': {'type': 'string', 'minLength': 1, 'maxLength': 64,
-                   'pattern': r'^[A-Za-z0-9_.-]+$'},
+                   'pattern': r'^[A-Za-z0-9_.-]+\Z'},
         'mode': {'type': 'string', 'enum': ['s3', 'off']},
         'mac_to_wake': {
             'type': ['string', 'null'],
-            'pattern': r'^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$'},
+            'pattern': r'^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}\Z'},
         # Checked in detail against the driver's own OPTIONS schema.
         'options': {'type': 'object', 'maxProperties': 32},
     },

@@ -8,6 +8,7 @@ other's decisions (the 2015 implementation's read-check-write race).
 
 import json
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -147,14 +148,25 @@ def power_settings(database, host):
 
 
 def ensure_all(database, hosts):
-    """Create the records of ``hosts`` not known yet (active), in one transaction."""
+    """Create the records of ``hosts`` not known yet (active), in one transaction.
+
+    A concurrent request that created some of them first makes the insert
+    fail on the unique host; the second attempt then sees them.
+    """
     hosts = set(hosts)
-    with database.writer() as session:
-        known = set(session.scalars(
-            sa.select(models.DrsHost.host).where(models.DrsHost.host.in_(hosts))))
-        session.add_all(models.DrsHost(host=host, suspend_state=ACTIVE, state_version=0,
-                                       wake_failed=False, disabled_by_drs=False)
-                        for host in sorted(hosts - known))
+    for attempt in (1, 2):
+        try:
+            with database.writer() as session:
+                known = set(session.scalars(
+                    sa.select(models.DrsHost.host).where(models.DrsHost.host.in_(hosts))))
+                session.add_all(models.DrsHost(host=host, suspend_state=ACTIVE,
+                                               state_version=0, wake_failed=False,
+                                               disabled_by_drs=False)
+                                for host in sorted(hosts - known))
+            return
+        except db_exc.DBDuplicateEntry:
+            if attempt == 2:
+                raise
 
 
 def suspend_within_floor(database, host, members, floor, reason):

@@ -133,6 +133,15 @@ class TestHardening(test_api_hosts.LoadBalancerApiTestCase):
         self.assertEqual(200, response.status_code)
         self.assertNotEqual('compute 2.1', response.headers['OpenStack-API-Version'])
 
+    def test_legacy_v2_has_no_microversions_like_nova(self):
+        project = self.admin_api.project_id
+        url = self.admin_api.base_url.replace('/v2.1', '/v2/%s' % project) + '/loadbalancer'
+        response = self.admin_api.request(url, headers={
+            'X-Auth-User': 'admin', 'X-Auth-Project-Id': project,
+            'X-Roles': 'reader,member,admin', 'OpenStack-API-Version': 'compute 99.0'})
+        self.assertEqual(200, response.status_code, response.text)
+        self.assertNotIn('OpenStack-API-Version', response.headers)
+
     def test_real_bug_is_a_logged_clean_500(self):
         def broken(*args, **kwargs):
             raise RuntimeError('simulated bug')

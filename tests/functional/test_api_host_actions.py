@@ -1,8 +1,16 @@
 """Host actions of issues 13 and 17: the active-host floor for admins, clearing
 wake_failed, maintenance mode, and unsuspend once the power command left."""
 
+import time
+import uuid
+
+import eventlet
 from oslo_utils import timeutils
+import pymysql
 import sqlalchemy
+
+from nova_drs.db import api as db_api
+from nova_drs.db import migration
 
 from nova_drs.db import hosts as db_hosts
 from tests.functional import test_api_hosts
@@ -66,6 +74,16 @@ class TestFloorForAdminSuspends(HostActionTestCase):
                          'floor of 3 (min_active_hosts 1 + hosts_in_reserve 2)')
 
 
+    def test_invalid_metadata_falls_back_to_the_options_like_the_daemon(self):
+        self.aggregate('bronze', ['host1', 'host2', 'host3'],
+                       {'drs_policy': 'power_saving', 'min_active_hosts': 'many',
+                        'hosts_in_reserve': '-1'})
+        self.assertEqual(202, self.act('suspend_host', 'host1')[0])
+        self.assertFault(409, self.act('suspend_host', 'host2'),
+                         'cluster bronze, below its floor of 2 (min_active_hosts 2 + '
+                         'hosts_in_reserve 0)')
+
+
 class TestFloorRace(HostActionTestCase):
     EXTRA_FLAGS = {('loadbalancer', 'min_active_hosts'): 2}
 
@@ -95,6 +113,51 @@ class TestFloorRace(HostActionTestCase):
         self.assertIsNone(accepted)
         self.assertEqual(('active', 'suspending', 'active'),
                          tuple(self.state(h) for h in members))
+
+
+    def mariadb(self):
+        """A fresh, migrated DRS database on the real MariaDB; every statement
+        followed by a yield, so green threads interleave everywhere."""
+        name = 'drs_floor_%s' % uuid.uuid4().hex[:12]
+        server = pymysql.connect(host='127.0.0.1', user='root')
+        server.cursor().execute('CREATE DATABASE %s' % name)
+        self.addCleanup(server.close)
+        self.addCleanup(server.cursor().execute, 'DROP DATABASE %s' % name)
+        database = db_api.Database('mysql+pymysql://root@127.0.0.1/%s' % name)
+        self.addCleanup(database.dispose)
+        migration.sync(database)
+
+        def interleave(*args):
+            time.sleep(0.01)
+
+        sqlalchemy.event.listen(database.engine, 'after_cursor_execute', interleave)
+        return database
+
+    def test_concurrent_first_suspends_create_the_records_once(self):
+        database = self.mariadb()
+        members = ('host1', 'host2', 'host3')
+        threads = [eventlet.spawn(db_hosts.ensure_all, database, members) for _ in range(3)]
+        for thread in threads:
+            thread.wait()
+        self.assertEqual(sorted(members), sorted(db_hosts.states(database)))
+
+    def test_two_concurrent_suspends_on_mariadb_exactly_one_accepted(self):
+        """Two concurrent requests (green threads, as in nova-api) on real MariaDB."""
+        database = self.mariadb()
+        members = ('host1', 'host2', 'host3')
+        db_hosts.ensure_all(database, members)
+        for attempt in range(5):
+            with self.subTest(attempt=attempt):
+                threads = [eventlet.spawn(db_hosts.suspend_within_floor, database, host,
+                                          members, 2, 'admin %s' % host)
+                           for host in ('host1', 'host2')]
+                accepted = [thread.wait()[0] for thread in threads]
+                self.assertEqual(1, len([a for a in accepted if a is not None]), accepted)
+                states = db_hosts.states(database)
+                self.assertEqual(2, list(states.values()).count('active'), states)
+                for host in members:
+                    if states[host] != 'active':
+                        db_hosts.transition(database, host, 'suspending', 'active', 'reset')
 
 
 class TestClearWakeFailed(HostActionTestCase):

@@ -11,6 +11,7 @@ import contextlib
 import io
 import tempfile
 import threading
+import time
 
 import fixtures
 from novaclient import shell as nova_shell
@@ -43,6 +44,27 @@ class TokenIdentity:
 
 
 class CliTestCase(test_api_hosts.LoadBalancerApiTestCase):
+
+    def play_daemon_suspend(self, host):
+        """The daemon's part of a suspend, in a thread: once the API recorded
+        ``suspending`` (and the CLI had time to see it), -> ``suspended``.
+        Waiting for the state, not a fixed delay, holds on a loaded machine."""
+        stop = threading.Event()
+
+        def daemon():
+            deadline = time.monotonic() + 30
+            while not stop.is_set() and time.monotonic() < deadline:
+                if db_hosts.get(self.drs_db, host)['suspend_state'] == 'suspending':
+                    time.sleep(1)
+                    db_hosts.transition(self.drs_db, host, 'suspending', 'suspended', 'test')
+                    return
+                time.sleep(0.05)
+
+        db_hosts.ensure(self.drs_db, host)
+        thread = threading.Thread(target=daemon)
+        thread.start()
+        self.addCleanup(thread.join)
+        self.addCleanup(stop.set)
 
     def setUp(self):
         super().setUp()
@@ -117,11 +139,7 @@ class TestNovaShell(CliTestCase):
         self.assertNotIn('Traceback', err)
 
     def test_suspend_wait_follows_the_daemon(self):
-        # The daemon's part, played by a timer: suspending -> suspended.
-        timer = threading.Timer(0.3, db_hosts.transition,
-                                (self.drs_db, 'host2', 'suspending', 'suspended', 'test'))
-        timer.start()
-        self.addCleanup(timer.cancel)
+        self.play_daemon_suspend('host2')
         code, out, err = self.nova('lb-suspend', 'host2', '--wait', '--poll-interval', '0.1',
                                    '--timeout', '30')
         self.assertEqual(0, code, err)

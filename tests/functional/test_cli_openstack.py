@@ -3,7 +3,6 @@
 import contextlib
 import io
 import json
-import threading
 
 import fixtures
 import yaml
@@ -82,10 +81,7 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         self.assertEqual((0, 'active\n'), (code, out), err)
 
     def test_suspend_wait(self):
-        timer = threading.Timer(0.3, db_hosts.transition,
-                                (self.drs_db, 'host1', 'suspending', 'suspended', 'test'))
-        timer.start()
-        self.addCleanup(timer.cancel)
+        self.play_daemon_suspend('host1')
         code, out, err = self.openstack('drs', 'host', 'suspend', 'host1', '--wait',
                                         '--poll-interval', '0.1', '-f', 'json')
         self.assertEqual(0, code, err)

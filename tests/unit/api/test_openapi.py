@@ -6,7 +6,9 @@ import unittest
 
 import yaml
 
+from nova_drs.api import hosts
 from nova_drs.api import middleware
+from nova_drs.api import policies
 
 OPENAPI = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc', 'api',
                        'openapi.yaml')
@@ -32,3 +34,12 @@ class TestOpenApiMatchesRoutes(unittest.TestCase):
                 if method != 'parameters':
                     self.assertIn('nova_drs:loadbalancer:', operation['x-policy'],
                                   (path, method))
+
+    def test_every_host_action_is_documented_with_its_policy(self):
+        with open(OPENAPI) as handle:
+            document = yaml.safe_load(handle)
+        operation = document['paths']['/loadbalancer/action']['post']
+        variants = operation['requestBody']['content']['application/json']['schema']['oneOf']
+        self.assertEqual(set(hosts.ACTIONS), {variant['required'][0] for variant in variants})
+        for name, action in hosts.ACTIONS.items():
+            self.assertIn(action.rule[len(policies.PREFIX % ''):], operation['x-policy'], name)

@@ -46,6 +46,16 @@ class TestSingleAction(unittest.TestCase):
         self.assertRejected({'suspend_host': {'host': 'a', 'x': 1}},
                             'Additional properties')
 
+    def test_a_trailing_newline_is_refused_everywhere(self):
+        for body in ({'suspend_host': {'host': 'host1\n'}},
+                     {'set_power': {'host': 'a', 'driver': 'ipmi\n'}},
+                     {'set_power': {'host': 'a', 'driver': 'x',
+                                    'mac_to_wake': '52:54:00:12:34:56\n'}},
+                     {'scale_server': {'server': '9168b536-cd40-4630-b43f-b259807c6e87\n',
+                                       'flavor': 'm1'}}):
+            with self.subTest(body=body):
+                self.assertRaises(schemas.ValidationError, self.check, body)
+
     def test_braces_in_values_do_not_break_messages(self):
         self.assertRejected({'set_power': {'host': 'a', 'driver': 'x', 'options': '{x}'}},
                             "'{x}' is not of type 'object'")
