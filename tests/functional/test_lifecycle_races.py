@@ -6,8 +6,18 @@ service status and the power stand-in agree, no server is left off its state,
 and no evacuation row stays open.
 """
 
+import collections
+import random
+import threading
+import time
+
+from nova_drs import conf as drs_conf
+from nova_drs.daemon import lifecycle
+from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
+from nova_drs.loadbalancer import catalog
+from tests.functional import test_daemon_cycle
 from tests.functional import test_lifecycle
 
 SUSPEND_POINTS = ('suspend:flag-written', 'suspend:service-disabled',
@@ -33,7 +43,7 @@ class TestUnsuspendAtEveryStep(test_lifecycle.LifecycleTestBase):
         def crash_point(name):
             if name == point and not answers:
                 answers.append(self.unsuspend('host1').status)
-        return test_lifecycle.lifecycle.HostLifecycle(
+        return lifecycle.HostLifecycle(
             self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
             migration_timeout=300, crash_point=crash_point)
 
@@ -112,3 +122,86 @@ for _point in SUSPEND_POINTS:
 for _point in EMPTY_HOST_POINTS:
     _test = _make_race_test(_point, with_servers=False)
     setattr(TestUnsuspendAtEveryStep, _test.__name__, _test)
+
+
+class TestHammer(test_daemon_cycle.DaemonTestBase):
+    """6 threads send suspend/unsuspend through the API while the daemon cycles."""
+
+    COMPUTE_HOSTS = ('host1', 'host2', 'host3', 'host4')
+    TARGETS = ('host1', 'host2', 'host3')   # host4 always has room for everyone
+    CLUSTER_METADATA = {'drs_policy': 'none'}   # only admin requests act
+    THREADS = 6
+    CYCLES = 12
+
+    def worker(self, seed, stop, go, answers):
+        rng = random.Random(seed)
+        while not stop.is_set():
+            if not go.wait(0.1):
+                continue
+            action = rng.choice(('suspend_host', 'unsuspend_host'))
+            response = self.admin_api.api_post(
+                '/loadbalancer/action', {action: {'host': rng.choice(self.TARGETS)}},
+                check_response_status=False)
+            answers.append(response.status)
+            time.sleep(rng.uniform(0.05, 0.3))
+
+    def test_states_agree_after_concurrent_requests(self):
+        servers = [self._create_server(name='s%d' % i, host=host, networks='none')
+                   for i, host in enumerate(self.TARGETS * 2)]
+        # Every lifecycle step yields, so requests land between any two steps.
+        balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
+                                        catalog.by_name(self.POLICY), self.power,
+                                        crash_point=lambda name: time.sleep(0))
+        stop, go, answers = threading.Event(), threading.Event(), []
+        workers = [threading.Thread(target=self.worker, args=(seed, stop, go, answers))
+                   for seed in range(self.THREADS)]
+        for thread in workers:
+            thread.start()
+        try:
+            for cycle in range(self.CYCLES):
+                # Bursts of requests, then two quiet cycles in which started
+                # suspends and wakes can complete (so later bursts race them).
+                if cycle % 3 == 0:
+                    go.set()
+                else:
+                    go.clear()
+                self.run_one(balancer)
+        finally:
+            stop.set()
+            for thread in workers:
+                thread.join()
+        for _ in range(12):     # let every started transition finish
+            if not set(drs_hosts.states(self.drs_db).values()) & lifecycle.ADVANCING:
+                break
+            self.run_one(balancer)
+
+        figures = 'requests %d (%d accepted, %d refused), power commands %s' % (
+            len(answers), answers.count(202), answers.count(409),
+            dict(collections.Counter(kind for kind, _host in self.power.calls)))
+        self.assertGreater(len(answers), 50, figures)
+        self.assertEqual(set(), set(answers) - {202, 409}, answers)
+        self.assertIn(202, answers, figures)
+        self.assertIn(('suspend',), {call[:1] for call in self.power.calls}, figures)
+        states = drs_hosts.states(self.drs_db)
+        self.assertEqual(set(), set(states.values()) - {'active', 'suspended'}, states)
+        for host, state in states.items():
+            service_row = self.admin_api.get_services(binary='nova-compute', host=host)[0]
+            expected = ('enabled', 'on') if state == 'active' else ('disabled', 'off')
+            power = 'off' if host in self.power.off else 'on'
+            self.assertEqual(expected, (service_row['status'], power), (host, state))
+            if state == 'suspended':
+                self.assertEqual([], self.nova.servers_on_host(host))
+        self.assertEqual([], drs_migrations.open_requests(self.drs_db))
+        for server in servers:
+            self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+            self.assertEqual('active', states[self.server_host(server['id'])])
+
+    def run_one(self, balancer):
+        summary = balancer.run_cycle()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(
+                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
+            time.sleep(0.1)
+        for host in list(self.power.waking):
+            self.power.come_back(host)
+        return summary
