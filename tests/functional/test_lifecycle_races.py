@@ -108,6 +108,80 @@ class TestUnsuspendAtEveryStep(test_lifecycle.LifecycleTestBase):
         self.assertEqual('enabled', self.service('host1')['status'])
 
 
+    def test_unsuspend_during_an_abandoned_suspend(self):
+        """The daemon abandons (unmovable server) while the admin cancels."""
+        rescued = self.boot_on('host1', 'rescued')
+        self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
+        self._wait_for_state_change(rescued, 'RESCUE')
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        answers = []
+        self.racing_lifecycle('abort:service-enabled', answers).advance(
+            drs_hosts.get(self.drs_db, 'host1'))
+        self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
+        self.assertEqual([409], answers)   # already active again: nothing to cancel
+        record = drs_hosts.get(self.drs_db, 'host1')
+        self.assertEqual('active', record['suspend_state'])
+        self.assertFalse(record['disabled_by_drs'])
+        self.assertEqual('enabled', self.service('host1')['status'])
+        self.assertEqual([], self.power.calls)
+
+    def _wake_race(self, point):
+        """A wake cannot be cancelled: the unsuspend is refused, the wake completes."""
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        self.run_cycles('host1', 'suspended')
+        drs_hosts.transition(self.drs_db, 'host1', 'suspended', 'waking', 'test')
+        answers = []
+        for _ in range(6):
+            record = drs_hosts.get(self.drs_db, 'host1')
+            if record['suspend_state'] == 'active':
+                break
+            self.racing_lifecycle(point, answers).advance(record)
+            if 'host1' in self.power.waking:
+                self.power.come_back('host1')
+        self.assertEqual([409], answers, 'point %s never reached' % point)
+        self.assertEqual('active', drs_hosts.get(self.drs_db, 'host1')['suspend_state'])
+        self.assertEqual('enabled', self.service('host1')['status'])
+        self.assertNotIn('host1', self.power.off)
+
+    def _maintenance_race(self, point):
+        """Maintenance ended at each step of entering it: the host serves again."""
+        servers = [self.boot_on('host1', 'live'),
+                   self.boot_on('host1', 'stopped', stopped=True)]
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'entering_maintenance', 'test')
+        ended = []
+
+        def crash_point(name):
+            if name == point and not ended:
+                ended.append(drs_hosts.transition(
+                    self.drs_db, 'host1', 'entering_maintenance', 'active', 'exit'))
+        for _ in range(6):
+            record = drs_hosts.get(self.drs_db, 'host1')
+            if record['suspend_state'] != 'entering_maintenance':
+                break
+            lifecycle.HostLifecycle(
+                self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
+                migration_timeout=300, crash_point=crash_point).advance(record)
+            self.wait_for_quiet()
+        self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
+        self.wait_for_quiet()
+        self.lifecycle().close_abandoned_evacuations()
+        self.assertEqual(1, len(ended), 'point %s never reached' % point)
+        self.assertIsNotNone(ended[0])
+        self.assertEqual('active', drs_hosts.get(self.drs_db, 'host1')['suspend_state'])
+        self.assertEqual('enabled', self.service('host1')['status'])
+        self.assertEqual([], self.power.calls)
+        for server in servers:
+            self.assertIn(self.admin_api.get_server(server['id'])['status'],
+                          ('ACTIVE', 'SHUTOFF'))
+        self.assertEqual([], drs_migrations.open_requests(self.drs_db))
+
+
+WAKE_POINTS = ('wake:power-requested', 'wake:power-sent', 'wake:service-enabled')
+MAINTENANCE_POINTS = ('maintenance:flag-written', 'maintenance:service-disabled',
+                      'maintenance:migration-recorded', 'maintenance:migration-requested',
+                      'maintenance:resize-confirmed')
+
+
 def _make_race_test(point, with_servers):
     def test(self):
         self._race(point, with_servers)
@@ -121,6 +195,11 @@ for _point in SUSPEND_POINTS:
     setattr(TestUnsuspendAtEveryStep, _test.__name__, _test)
 for _point in EMPTY_HOST_POINTS:
     _test = _make_race_test(_point, with_servers=False)
+    setattr(TestUnsuspendAtEveryStep, _test.__name__, _test)
+for _point in WAKE_POINTS + MAINTENANCE_POINTS:
+    def _test(self, point=_point):
+        getattr(self, '_%s_race' % point.split(':')[0])(point)
+    _test.__name__ = 'test_%s' % _point.replace(':', '_at_').replace('-', '_')
     setattr(TestUnsuspendAtEveryStep, _test.__name__, _test)
 
 
