@@ -27,6 +27,8 @@ def load_policy(conf):
                    overload_now=opts.overload_cpu, overload_predicted=opts.overload_predicted,
                    place_now=opts.place_cpu, place_predicted=opts.place_predicted,
                    underload=opts.underload_predicted, cooldown=opts.migration_cooldown)
+    if opts.policy == 'even_distribution':
+        return cls(cooldown=opts.migration_cooldown)
     detector = plugin('overload', opts.overload_detector)(opts.overload_param)
     selection = plugin('vm_selection', opts.vm_selection)()
     placement = plugin('placement', opts.placement)(detector)

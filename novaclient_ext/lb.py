@@ -16,8 +16,8 @@ from novaclient_ext.manager import LoadBalancerManager  # noqa: F401  (found by 
 HOST_COLUMNS = ['host', 'suspend_state', 'cpu_used_percent', 'memory_used',
                 'memory_total', 'instances']
 HOST_DETAIL_COLUMNS = HOST_COLUMNS + ['hypervisor_hostname', 'vcpus', 'mac_to_wake',
-                                      'power_driver', 'power_mode', 'state_changed_at',
-                                      'state_reason']
+                                      'power_driver', 'power_mode', 'wake_failed',
+                                      'state_changed_at', 'state_reason']
 RULE_COLUMNS = ['id', 'type', 'value', 'allow']
 TRUE_WORDS = ('true', 'yes', 'allow', '1')
 FALSE_WORDS = ('false', 'no', 'deny', '0')
@@ -114,6 +114,42 @@ def do_lb_unsuspend(cs, args):
         state = _wait(cs, args.host, {'active', 'error'}, args.timeout, args.poll_interval)
         if state != 'active':
             raise exceptions.CommandError('%s did not wake: it is %s' % (args.host, state))
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host.')
+def do_lb_host_clear_wake_failed(cs, args):
+    """Clear a host's wake_failed flag once its wake path is fixed."""
+    host = cs.lb.clear_wake_failed(args.host)
+    print('wake_failed of %s cleared (state: %s)' % (args.host, host['suspend_state']))
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host to maintain.')
+@_wait_args
+def do_lb_maintenance_enter(cs, args):
+    """Ask the DRS daemon to empty a host and keep it disabled and powered on."""
+    host = cs.lb.enter_maintenance(args.host)
+    print('Maintenance of %s accepted (state: %s); follow with: nova lb-host-show %s'
+          % (args.host, host['suspend_state'], args.host))
+    if args.wait:
+        state = _wait(cs, args.host, {'maintenance', 'error', 'active'}, args.timeout,
+                      args.poll_interval)
+        if state != 'maintenance':
+            raise exceptions.CommandError('%s did not enter maintenance: it is %s'
+                                          % (args.host, state))
+
+
+@utils.arg('host', metavar='<host>', help='Name of the compute host in maintenance.')
+@_wait_args
+def do_lb_maintenance_exit(cs, args):
+    """End a host's maintenance; the DRS daemon re-enables its compute service."""
+    host = cs.lb.exit_maintenance(args.host)
+    print('Exit from maintenance of %s accepted (state: %s)'
+          % (args.host, host['suspend_state']))
+    if args.wait:
+        state = _wait(cs, args.host, {'active', 'error'}, args.timeout, args.poll_interval)
+        if state != 'active':
+            raise exceptions.CommandError('%s did not leave maintenance: it is %s'
+                                          % (args.host, state))
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to test.')

@@ -23,6 +23,15 @@ class LoadBalancerManager(base.Manager):
     def unsuspend(self, host):
         return self._action('unsuspend_host', host=host)['host']
 
+    def clear_wake_failed(self, host):
+        return self._action('clear_wake_failed', host=host)['host']
+
+    def enter_maintenance(self, host):
+        return self._action('enter_maintenance', host=host)['host']
+
+    def exit_maintenance(self, host):
+        return self._action('exit_maintenance', host=host)['host']
+
     def wake_test(self, host):
         return self._action('wake_test', host=host)['request']
 

@@ -11,7 +11,6 @@ import json
 
 from oslo_log import log as logging
 
-from nova_drs.api import policies
 
 LOG = logging.getLogger(__name__)
 
@@ -53,5 +52,4 @@ class AlgorithmsController:
     """Lists the algorithms installed in the loadbalancer namespaces."""
 
     def list(self, context):
-        policies.authorize(context, policies.POLICY_LIST)
         return 200, {'policies': available()}

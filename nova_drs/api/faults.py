@@ -50,6 +50,12 @@ class MethodNotAllowed(ApiError):
     code = 405
 
 
+class NotAcceptable(ApiError):
+    """A microversion outside nova's range (nova names this fault computeFault)."""
+
+    code = 406
+
+
 class Conflict(ApiError):
     code = 409
 

@@ -6,8 +6,10 @@ powers the host off. This process never migrates an instance or runs a power
 command.
 """
 
+import collections
 import json
 
+from nova_drs.api import clusters
 from nova_drs.api import faults
 from nova_drs.api import nova_hosts
 from nova_drs.api import policies
@@ -19,13 +21,26 @@ from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
 from nova_drs.scale import api as scale_api
 
-ACTION_RULES = {
-    'suspend_host': policies.SUSPEND_HOST,
-    'unsuspend_host': policies.UNSUSPEND_HOST,
-    'wake_test': policies.WAKE_TEST,
-    'set_power': policies.SET_POWER,
-    'scale_server': policies.SCALE_SERVER,
+#: One action of POST /loadbalancer/action: its policy rule, the schema of
+#: its arguments, and the HostsController method that runs it. A handler
+#: whose schema has ``host`` gets the host checked against nova first.
+Action = collections.namedtuple('Action', 'rule schema handler')
+
+ACTIONS = {
+    'suspend_host': Action(policies.SUSPEND_HOST, schemas.HOST_ACTION, '_suspend_host'),
+    'unsuspend_host': Action(policies.UNSUSPEND_HOST, schemas.HOST_ACTION, '_unsuspend_host'),
+    'wake_test': Action(policies.WAKE_TEST, schemas.HOST_ACTION, '_wake_test'),
+    'set_power': Action(policies.SET_POWER, schemas.SET_POWER, '_set_power'),
+    'clear_wake_failed': Action(policies.CLEAR_WAKE_FAILED, schemas.HOST_ACTION,
+                                '_clear_wake_failed'),
+    'enter_maintenance': Action(policies.ENTER_MAINTENANCE, schemas.HOST_ACTION,
+                                '_enter_maintenance'),
+    'exit_maintenance': Action(policies.EXIT_MAINTENANCE, schemas.HOST_ACTION,
+                               '_exit_maintenance'),
+    'scale_server': Action(policies.SCALE_SERVER, schemas.SCALE_SERVER, '_scale_server'),
 }
+ACTION_SCHEMAS = {name: action.schema for name, action in ACTIONS.items()}
+ACTION_RULES = tuple(action.rule for action in ACTIONS.values())
 
 
 def requester(context):
@@ -62,7 +77,6 @@ class HostsController:
         self.database = database
 
     def list(self, context):
-        policies.authorize(context, policies.HOST_LIST)
         nova = nova_hosts.compute_hosts(context)
         drs = store.drs_hosts(self.database)
         stats = store.latest_stats(self.database, list(nova))
@@ -70,7 +84,6 @@ class HostsController:
                                for name in sorted(nova)]}
 
     def show(self, context, host):
-        policies.authorize(context, policies.HOST_SHOW)
         return 200, {'host': self._view(context, host)}
 
     def _view(self, context, host):
@@ -87,51 +100,92 @@ class HostsController:
 
     def action(self, context, body):
         try:
-            name, arguments = schemas.single_action(body, schemas.HOST_ACTIONS)
+            name, arguments = schemas.single_action(body, ACTION_SCHEMAS)
         except schemas.ValidationError as exc:
-            if not any(policies.allowed(context, rule) for rule in ACTION_RULES.values()):
-                raise faults.Forbidden('policy does not allow loadbalancer actions') from None
             raise faults.BadRequest(str(exc)) from None
-        policies.authorize(context, ACTION_RULES[name])
-        if name == 'scale_server':
-            return 202, {'request': scale_api.scale_server(
-                context, self.database, drs_conf.CONF, arguments['server'],
-                arguments['flavor'], requester(context))}
-        host = arguments['host']
-        nova = self._nova_host(context, host)
-        db_hosts.ensure(self.database, host, nova['hypervisor_hostname'])
-        return getattr(self, '_' + name)(context, host, arguments)
+        action = ACTIONS[name]
+        policies.authorize(context, action.rule)
+        if 'host' in arguments:
+            nova = self._nova_host(context, arguments['host'])
+            db_hosts.ensure(self.database, nova['host'], nova['hypervisor_hostname'])
+        return getattr(self, action.handler)(context, arguments)
 
     def show_request(self, context, request_id):
-        policies.authorize(context, policies.SCALE_SHOW)
-        if not request_id.isdigit() or int(request_id) > 2 ** 31 - 1:
-            raise faults.NotFound('request %r not found' % request_id[:64])
-        return 200, {'request': scale_api.show(self.database, int(request_id))}
+        return 200, {'request': scale_api.show(self.database, request_id)}
 
     def _current_state(self, host):
         return store.drs_hosts(self.database, host)[host]['suspend_state']
 
-    def _suspend_host(self, context, host, arguments):
+    def _scale_server(self, context, arguments):
+        return 202, {'request': scale_api.scale_server(
+            context, self.database, drs_conf.CONF, arguments['server'],
+            arguments['flavor'], requester(context))}
+
+    def _suspend_host(self, context, arguments):
+        host = arguments['host']
+        cluster = clusters.cluster_of(context, host, drs_conf.CONF)
+        db_hosts.ensure_all(self.database, cluster.members)
         reason = 'suspend requested by %s' % requester(context)
-        if db_hosts.transition(self.database, host, db_hosts.ACTIVE,
-                               db_hosts.SUSPENDING, reason) is None:
-            raise faults.Conflict('host %s is %s; only an active host can be suspended'
-                                  % (host, self._current_state(host)))
+        accepted, active = db_hosts.suspend_within_floor(
+            self.database, host, cluster.members, cluster.floor, reason)
+        if accepted is None:
+            state = self._current_state(host)
+            if state != db_hosts.ACTIVE:
+                raise faults.Conflict('host %s is %s; only an active host can be suspended'
+                                      % (host, state))
+            raise faults.Conflict(
+                'suspending host %s would leave %d active hosts in cluster %s, below its '
+                'floor of %d (min_active_hosts %d + hosts_in_reserve %d); hosts already '
+                'suspending count as gone'
+                % (host, active - 1, cluster.name, cluster.floor, cluster.min_active_hosts,
+                   cluster.hosts_in_reserve))
         return 202, {'host': self._view(context, host)}
 
-    def _unsuspend_host(self, context, host, arguments):
+    def _unsuspend_host(self, context, arguments):
+        host = arguments['host']
         user = requester(context)
         cancelled = db_hosts.transition(self.database, host, db_hosts.SUSPENDING,
                                         db_hosts.ACTIVE, 'suspend cancelled by %s' % user)
         if cancelled is None and db_hosts.transition(
                 self.database, host, (db_hosts.SUSPENDED, db_hosts.ERROR),
                 db_hosts.WAKING, 'wake requested by %s' % user) is None:
+            record = db_hosts.get(self.database, host)
+            if (record['suspend_state'] == db_hosts.SUSPENDING
+                    and record['power_requested_at'] is not None):
+                raise faults.Conflict(
+                    'suspend already powering off: the power command of host %s left at %s; '
+                    'unsuspend it once it is suspended' % (host, record['power_requested_at']))
             raise faults.Conflict(
                 'host %s is %s; only a suspending, suspended or failed host can be '
-                'unsuspended' % (host, self._current_state(host)))
+                'unsuspended' % (host, record['suspend_state']))
         return 202, {'host': self._view(context, host)}
 
-    def _wake_test(self, context, host, arguments):
+    def _clear_wake_failed(self, context, arguments):
+        """The admin has fixed the wake path: the host may be consolidated again."""
+        db_hosts.set_fields(self.database, arguments['host'], wake_failed=False)
+        return 200, {'host': self._view(context, arguments['host'])}
+
+    def _enter_maintenance(self, context, arguments):
+        host = arguments['host']
+        if db_hosts.transition(self.database, host, db_hosts.ACTIVE,
+                               db_hosts.ENTERING_MAINTENANCE,
+                               'maintenance requested by %s' % requester(context)) is None:
+            raise faults.Conflict('host %s is %s; only an active host can enter maintenance'
+                                  % (host, self._current_state(host)))
+        return 202, {'host': self._view(context, host)}
+
+    def _exit_maintenance(self, context, arguments):
+        host = arguments['host']
+        if db_hosts.transition(self.database, host,
+                               (db_hosts.ENTERING_MAINTENANCE, db_hosts.MAINTENANCE),
+                               db_hosts.ACTIVE,
+                               'maintenance ended by %s' % requester(context)) is None:
+            raise faults.Conflict('host %s is %s; only a host entering or in maintenance '
+                                  'can exit it' % (host, self._current_state(host)))
+        return 202, {'host': self._view(context, host)}
+
+    def _wake_test(self, context, arguments):
+        host = arguments['host']
         request, created = store.add_request(self.database, host, 'wake_test',
                                              requester(context))
         if not created:
@@ -139,7 +193,8 @@ class HostsController:
                                   % (host, request['status'], request['id']))
         return 202, {'request': request}
 
-    def _set_power(self, context, host, arguments):
+    def _set_power(self, context, arguments):
+        host = arguments['host']
         driver = arguments['driver']
         options = arguments.get('options', {})
         try:

@@ -10,7 +10,8 @@ Routes (with or without the project id, as in nova since 2.18)::
     GET    /loadbalancer                 hosts with DRS state and statistics
     GET    /loadbalancer/{host}          one host
     POST   /loadbalancer/action          suspend_host | unsuspend_host | wake_test | set_power
-                                         | scale_server
+                                         | scale_server | clear_wake_failed
+                                         | enter_maintenance | exit_maintenance
     GET    /loadbalancer/rules           allow/deny rules
     POST   /loadbalancer/rules
     GET    /loadbalancer/rules/{rule_id}
@@ -19,15 +20,27 @@ Routes (with or without the project id, as in nova since 2.18)::
     POST   /loadbalancer/plan/action     approve | reject
     GET    /loadbalancer/policies        installed algorithms and their parameters
     GET    /loadbalancer/requests/{id}   progress and outcome of a scale_server request
+
+Every request goes through the same steps, in nova's order: microversion
+negotiation (400 for a malformed ``OpenStack-API-Version``, 406 outside
+nova's range), the route's policy gate before anything of the request is
+decoded (so a caller without rights gets 403 whatever the path, query or
+body), then path, query and body validated before use (400/404), then the
+controller. nova's request-size limit stays in force (413). The catch-all
+500 is for real bugs only, logged with the traceback.
 """
 
+import collections
 import json
 
+from nova.api.openstack import wsgi as nova_wsgi
+from nova import exception as nova_exception
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import routes
 import sqlalchemy.exc
 import webob.dec
+import webob.exc
 
 from nova_drs.api import algorithms
 from nova_drs.api import faults
@@ -41,19 +54,36 @@ from nova_drs.db import api as db_api
 
 LOG = logging.getLogger(__name__)
 
-#: (path under /loadbalancer, {method: (controller, action)}); fixed paths
-#: come before ``{host}`` so "rules", "plan", ... are never taken for hosts.
+#: controller and method that serve a route; ``gate``: the policy rules of
+#: which the caller must pass at least one before anything is decoded;
+#: ``query``: the schema of its query string.
+Route = collections.namedtuple('Route', 'controller action gate query')
+
+
+def _route(controller, action, *gate, query=schemas.NO_QUERY):
+    return Route(controller, action, gate, query)
+
+
+#: (path under /loadbalancer, {method: Route}); fixed paths come before
+#: ``{host}`` so "rules", "plan", ... are never taken for hosts.
 ROUTES = (
-    ('', {'GET': ('hosts', 'list')}),
-    ('/action', {'POST': ('hosts', 'action')}),
-    ('/rules', {'GET': ('rules', 'list'), 'POST': ('rules', 'create')}),
-    ('/rules/{rule_id}', {'GET': ('rules', 'show'), 'DELETE': ('rules', 'delete')}),
-    ('/plan', {'GET': ('plans', 'show')}),
-    ('/plan/action', {'POST': ('plans', 'action')}),
-    ('/policies', {'GET': ('algorithms', 'list')}),
-    ('/requests/{request_id}', {'GET': ('hosts', 'show_request')}),
-    ('/{host}', {'GET': ('hosts', 'show')}),
+    ('', {'GET': _route('hosts', 'list', policies.HOST_LIST)}),
+    ('/action', {'POST': _route('hosts', 'action', *hosts.ACTION_RULES)}),
+    ('/rules', {'GET': _route('rules', 'list', policies.RULE_LIST),
+                'POST': _route('rules', 'create', policies.RULE_CREATE)}),
+    ('/rules/{rule_id}', {'GET': _route('rules', 'show', policies.RULE_SHOW),
+                          'DELETE': _route('rules', 'delete', policies.RULE_DELETE)}),
+    ('/plan', {'GET': _route('plans', 'show', policies.PLAN_SHOW,
+                             query=schemas.PLAN_QUERY)}),
+    ('/plan/action', {'POST': _route('plans', 'action', *plans.DECISION_RULES)}),
+    ('/policies', {'GET': _route('algorithms', 'list', policies.POLICY_LIST)}),
+    ('/requests/{request_id}', {'GET': _route('hosts', 'show_request',
+                                              policies.SCALE_SHOW)}),
+    ('/{host}', {'GET': _route('hosts', 'show', policies.HOST_SHOW)}),
 )
+
+#: Path parameters that are row ids: anything but an id in range is 404.
+ID_PARAMETERS = {'rule_id': 'rule', 'request_id': 'request'}
 
 DB_ERRORS = (db_api.DatabaseError, db_exc.DBError, sqlalchemy.exc.SQLAlchemyError)
 
@@ -64,6 +94,43 @@ def _mapper():
         for prefix in ('', '/{project_id}'):
             mapper.connect(prefix + '/loadbalancer' + path, route=index)
     return mapper
+
+
+def _utf8(native):
+    """A WSGI native string (bytes as latin-1) decoded as UTF-8."""
+    try:
+        return native.encode('latin-1').decode('utf-8')
+    except UnicodeError:
+        raise faults.BadRequest('the request path is not valid UTF-8') from None
+
+
+def negotiate_version(req):
+    """nova's microversion of the request, or the fault nova would answer.
+
+    The legacy /v2 pipeline has no microversions (nova ignores the header).
+    """
+    if req.script_name.rstrip('/').endswith('/v2'):
+        return None
+    nova_req = nova_wsgi.Request(req.environ)
+    try:
+        nova_req.set_api_version_request()
+    except nova_exception.InvalidAPIVersionString as exc:
+        raise faults.BadRequest(exc.format_message()) from None
+    except nova_exception.InvalidGlobalAPIVersion as exc:
+        raise faults.NotAcceptable(exc.format_message()) from None
+    return nova_req.api_version_request
+
+
+def version_headers(response, version):
+    """The version headers nova sets on every microversioned answer."""
+    if version is None or version.is_null():
+        return response
+    response.headers[nova_wsgi.API_VERSION_REQUEST_HEADER] = (
+        'compute ' + version.get_string())
+    response.headers[nova_wsgi.LEGACY_API_VERSION_REQUEST_HEADER] = version.get_string()
+    response.headers.add('Vary', nova_wsgi.API_VERSION_REQUEST_HEADER)
+    response.headers.add('Vary', nova_wsgi.LEGACY_API_VERSION_REQUEST_HEADER)
+    return response
 
 
 class LoadBalancerMiddleware:
@@ -97,7 +164,8 @@ class LoadBalancerMiddleware:
 
     @webob.dec.wsgify
     def __call__(self, req):
-        match = self.mapper.match(req.path_info)
+        # The raw path: decoding it could fail, and must wait for the policy gate.
+        match = self.mapper.match(req.environ.get('PATH_INFO', ''))
         if match is None:
             return self.application
         context = req.environ.get('nova.context')
@@ -106,23 +174,29 @@ class LoadBalancerMiddleware:
             # Not ours (e.g. /servers/loadbalancer): nova answers as it always did.
             return self.application
         request_id = getattr(context, 'request_id', None)
+        version = None
         try:
-            return self._dispatch(req, context, match)
+            version = negotiate_version(req)
+            return version_headers(self._dispatch(req, context, match), version)
         except faults.ApiError as exc:
-            return faults.error_response(exc.code, exc.message, request_id)
+            response = faults.error_response(exc.code, exc.message, request_id)
+        except webob.exc.HTTPRequestEntityTooLarge as exc:
+            # nova's sizelimit filter stops a chunked body while we read it.
+            response = faults.error_response(413, exc.detail or exc.explanation, request_id)
         except DB_ERRORS as exc:
             LOG.error('nova-drs API: database error on %s %s: %s',
                       req.method, req.path_info, db_api.reason(exc))
-            return faults.error_response(
+            response = faults.error_response(
                 503, 'the nova-drs database is unavailable: %s (is it reachable and '
                      'migrated with nova-drs-manage db sync?)' % db_api.reason(exc),
                 request_id)
         except Exception:
-            LOG.exception('nova-drs API: unexpected error on %s %s',
-                          req.method, req.path_info)
-            return faults.error_response(
+            LOG.exception('nova-drs API: unexpected error on %s %r',
+                          req.method, req.environ.get('PATH_INFO'))
+            response = faults.error_response(
                 500, 'unexpected error in the nova-drs API; the nova-api log has the '
                      'details (request %s)' % request_id, request_id)
+        return version_headers(response, version)
 
     def _dispatch(self, req, context, match):
         methods = ROUTES[int(match.pop('route'))][1]
@@ -133,20 +207,51 @@ class LoadBalancerMiddleware:
             LOG.error('nova-drs API: no nova.context in the request; the filter must '
                       'come after keystonecontext in api-paste.ini')
             raise faults.ApiError('nova-drs API filter misplaced in api-paste.ini')
-        controller, action = methods[req.method]
-        arguments = dict(match)
+        route = methods[req.method]
+        if not any(policies.allowed(context, rule) for rule in route.gate):
+            raise faults.Forbidden('policy does not allow %s' % ' or '.join(route.gate))
+        arguments = self._path_arguments(match)
+        arguments.update(self._query_arguments(req, route.query))
         if req.method == 'POST':
             arguments['body'] = self._body(req)
-        if controller == 'plans' and action == 'show' and 'cluster' in req.GET:
-            arguments['cluster'] = req.GET['cluster']
-        status, body = getattr(self._controllers()[controller], action)(context, **arguments)
+        controller = self._controllers()[route.controller]
+        status, body = getattr(controller, route.action)(context, **arguments)
         return faults.json_response(body, status, getattr(context, 'request_id', None))
+
+    @staticmethod
+    def _path_arguments(match):
+        arguments = {}
+        for name, native in match.items():
+            value = _utf8(native)
+            if name in ID_PARAMETERS:
+                number = schemas.object_id(value)
+                if number is None:
+                    raise faults.NotFound('%s %s not found' % (ID_PARAMETERS[name],
+                                                               ascii(value[:64])))
+                arguments[name] = number
+            else:
+                try:
+                    schemas.validate(value, schemas.HOST_PATH, what='path parameter')
+                except schemas.ValidationError as exc:
+                    raise faults.BadRequest(str(exc).replace('request body', name)) from None
+                arguments[name] = value
+        return arguments
+
+    @staticmethod
+    def _query_arguments(req, schema):
+        try:
+            query = req.GET.dict_of_lists()
+        except UnicodeError:
+            raise faults.BadRequest('the query string is not valid UTF-8') from None
+        try:
+            schemas.validate_query(query, schema)
+        except schemas.ValidationError as exc:
+            raise faults.BadRequest(str(exc)) from None
+        return {name: values[0] for name, values in query.items()}
 
     @staticmethod
     def _body(req):
         try:
             return json.loads(req.body)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            # Reported by the controller after its policy check, so a caller
-            # without rights gets 403 whatever the body.
-            return schemas.Malformed('malformed request body: %s' % exc)
+            raise faults.BadRequest('malformed request body: %s' % exc) from None

@@ -26,6 +26,9 @@ SUSPEND_HOST = PREFIX % 'suspend_host'
 UNSUSPEND_HOST = PREFIX % 'unsuspend_host'
 WAKE_TEST = PREFIX % 'wake_test'
 SET_POWER = PREFIX % 'set_power'
+CLEAR_WAKE_FAILED = PREFIX % 'clear_wake_failed'
+ENTER_MAINTENANCE = PREFIX % 'enter_maintenance'
+EXIT_MAINTENANCE = PREFIX % 'exit_maintenance'
 RULE_LIST = PREFIX % 'rule:list'
 RULE_SHOW = PREFIX % 'rule:show'
 RULE_CREATE = PREFIX % 'rule:create'
@@ -51,6 +54,14 @@ _RULES = [
           'Ask the DRS daemon to test that a host can be suspended and woken.'),
     _rule('set_power', 'POST', _ACTION,
           "Set a host's power driver, mode, wake MAC and driver options."),
+    _rule('clear_wake_failed', 'POST', _ACTION,
+          "Clear a host's wake_failed flag once its wake path is fixed "
+          '(clear_wake_failed).'),
+    _rule('enter_maintenance', 'POST', _ACTION,
+          'Ask the DRS daemon to empty a host and keep it disabled and powered on '
+          '(enter_maintenance).'),
+    _rule('exit_maintenance', 'POST', _ACTION,
+          'End the maintenance of a host; the DRS daemon re-enables it (exit_maintenance).'),
     _rule('rule:list', 'GET', '/loadbalancer/rules', 'List allow/deny rules.'),
     _rule('rule:show', 'GET', '/loadbalancer/rules/{rule_id}', 'Show an allow/deny rule.'),
     _rule('rule:create', 'POST', '/loadbalancer/rules', 'Create an allow/deny rule.'),

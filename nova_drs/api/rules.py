@@ -8,7 +8,6 @@ compile is refused with 400 instead of breaking the daemon later.
 import re
 
 from nova_drs.api import faults
-from nova_drs.api import policies
 from nova_drs.api import schemas
 from nova_drs.api import store
 
@@ -20,18 +19,15 @@ class RulesController:
         self.database = database
 
     def list(self, context):
-        policies.authorize(context, policies.RULE_LIST)
         return 200, {'rules': store.list_rules(self.database)}
 
     def show(self, context, rule_id):
-        policies.authorize(context, policies.RULE_SHOW)
-        rule = store.get_rule(self.database, self._id(rule_id))
+        rule = store.get_rule(self.database, rule_id)
         if rule is None:
-            raise faults.NotFound('rule %s not found' % rule_id[:64])
+            raise faults.NotFound('rule %d not found' % rule_id)
         return 200, {'rule': rule}
 
     def create(self, context, body):
-        policies.authorize(context, policies.RULE_CREATE)
         try:
             schemas.validate(body, schemas.RULE)
         except schemas.ValidationError as exc:
@@ -46,13 +42,6 @@ class RulesController:
                                             rule['allow'])}
 
     def delete(self, context, rule_id):
-        policies.authorize(context, policies.RULE_DELETE)
-        if not store.delete_rule(self.database, self._id(rule_id)):
-            raise faults.NotFound('rule %s not found' % rule_id[:64])
+        if not store.delete_rule(self.database, rule_id):
+            raise faults.NotFound('rule %d not found' % rule_id)
         return 204, None
-
-    @staticmethod
-    def _id(rule_id):
-        if not rule_id.isascii() or not rule_id.isdigit() or len(rule_id) > 9:
-            raise faults.NotFound('rule %s not found' % rule_id[:64])
-        return int(rule_id)

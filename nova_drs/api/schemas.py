@@ -1,12 +1,50 @@
-"""JSON schemas of request bodies, and validation with readable messages."""
+"""JSON schemas of request bodies, paths and queries, validated with readable messages.
+
+Strings follow nova's own rules (nova.api.validation.parameter_types): a
+``name`` is printable characters (no control characters, no lone
+surrogates, no line breaks) not starting or ending with whitespace, at most
+255 characters, exactly what nova accepts for a host, flavor or aggregate
+name; a rule's regular expression is printable characters.
+"""
+
+import re
 
 import jsonschema
+from nova.api.validation import parameter_types
 
-HOST = {
-    'type': 'string', 'minLength': 1, 'maxLength': 255,
-    # No leading/trailing blanks, no line breaks: a nova service host name.
-    'pattern': r'^\S(.*\S)?$',
+FORMAT_CHECKER = jsonschema.FormatChecker()
+#: Why a value fails each format, in nova's words.
+FORMAT_REASONS = {
+    'name': 'It must be printable characters and cannot start or end with whitespace.',
+    'printable': 'It must be printable characters (no control characters or lone '
+                 'surrogates).',
+    'uuid': 'It is not a UUID.',
 }
+_NAME = re.compile(parameter_types.valid_name_regex.regex)
+_PRINTABLE = re.compile(parameter_types.valid_description_regex)
+_UUID = re.compile(r'^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$')
+
+
+@FORMAT_CHECKER.checks('name')
+def _is_name(instance):
+    return not isinstance(instance, str) or bool(_NAME.fullmatch(instance))
+
+
+@FORMAT_CHECKER.checks('printable')
+def _is_printable(instance):
+    return not isinstance(instance, str) or bool(_PRINTABLE.fullmatch(instance))
+
+
+@FORMAT_CHECKER.checks('uuid')
+def _is_uuid(instance):
+    return not isinstance(instance, str) or bool(_UUID.match(instance))
+
+
+#: A nova service host name (nova's ``name``).
+HOST = {'type': 'string', 'format': 'name', 'minLength': 1, 'maxLength': 255}
+
+#: The path parameter ``{host}`` of GET /loadbalancer/{host}.
+HOST_PATH = HOST
 
 HOST_ACTION = {
     'type': 'object',
@@ -35,24 +73,14 @@ SET_POWER = {
 SCALE_SERVER = {
     'type': 'object',
     'properties': {
-        'server': {'type': 'string', 'format': 'uuid',
-                   'pattern': r'^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$'},
+        'server': {'type': 'string', 'format': 'uuid'},
         # A flavor id or name, like nova's flavorRef.
-        'flavor': {'type': 'string', 'minLength': 1, 'maxLength': 255,
-                   'pattern': r'^\S(.*\S)?$'},
+        'flavor': {'type': 'string', 'format': 'name', 'minLength': 1, 'maxLength': 255},
     },
     'required': ['server', 'flavor'],
     'additionalProperties': False,
 }
 
-#: Body of POST /loadbalancer/action: exactly one of these keys.
-HOST_ACTIONS = {
-    'suspend_host': HOST_ACTION,
-    'unsuspend_host': HOST_ACTION,
-    'wake_test': HOST_ACTION,
-    'set_power': SET_POWER,
-    'scale_server': SCALE_SERVER,
-}
 
 RULE_TYPES = ('host', 'aggregate', 'availability_zone')
 
@@ -63,7 +91,10 @@ RULE = {
             'type': 'object',
             'properties': {
                 'type': {'type': 'string', 'enum': list(RULE_TYPES)},
-                'value': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+                # A regular expression on a name: printable, and it compiles.
+                # Compiled by the controller, which names the regex error.
+                'value': {'type': 'string', 'format': 'printable', 'minLength': 1,
+                          'maxLength': 255},
                 'allow': {'type': 'boolean'},
             },
             'required': ['type', 'value', 'allow'],
@@ -87,16 +118,23 @@ PLAN_ACTIONS = {
     'reject': PLAN_DECISION,
 }
 
+#: Query of GET /loadbalancer/plan, as {name: [values]} (nova's single_param).
+PLAN_QUERY = {
+    'type': 'object',
+    'properties': {'cluster': {'type': 'array', 'items': HOST, 'maxItems': 1}},
+    'additionalProperties': False,
+}
+
+#: A query that takes no parameters.
+NO_QUERY = {'type': 'object', 'additionalProperties': False}
+
+#: Largest id the DRS database holds (a signed 32-bit column).
+MAX_ID = 2 ** 31 - 1
+_ID = re.compile(r'[0-9]{1,10}')
+
 
 class ValidationError(ValueError):
     """The body does not match its schema; the message says where and why."""
-
-
-class Malformed:
-    """A request body that is not JSON; validating it raises its message."""
-
-    def __init__(self, message):
-        self.message = message
 
 
 # jsonschema repeats the whole value in these messages; a 100 kB string would
@@ -105,6 +143,7 @@ _SHORT_MESSAGES = {
     'maxLength': 'It is too long (more than {limit} characters).',
     'minLength': 'It is too short (less than {limit} characters).',
     'pattern': 'It does not match the pattern {limit}.',
+    'maxItems': 'It may be given at most {limit} time(s).',
 }
 
 
@@ -113,29 +152,45 @@ def _location(error):
     return path or 'request body'
 
 
-def validate(body, schema):
-    if isinstance(body, Malformed):
-        raise ValidationError(body.message)
-    validator = jsonschema.Draft7Validator(schema)
+def _message(error):
+    if error.validator == 'format':
+        return FORMAT_REASONS[error.validator_value]
+    if error.validator in _SHORT_MESSAGES:
+        return _SHORT_MESSAGES[error.validator].format(limit=error.validator_value)
+    message = error.message
+    return message[:197] + '...' if len(message) > 200 else message
+
+
+def validate(body, schema, what='field/attribute'):
+    validator = jsonschema.Draft7Validator(schema, format_checker=FORMAT_CHECKER)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
         value = repr(error.instance)
         if len(value) > 80:
             value = value[:77] + '...'
-        if error.validator in _SHORT_MESSAGES:
-            message = _SHORT_MESSAGES[error.validator].format(limit=error.validator_value)
-        else:
-            message = error.message
-        if len(message) > 200:
-            message = message[:197] + '...'
-        raise ValidationError('Invalid input for field/attribute %s. Value: %s. %s'
-                              % (_location(error), value, message))
+        raise ValidationError('Invalid input for %s %s. Value: %s. %s'
+                              % (what, _location(error), value, _message(error)))
+
+
+def validate_query(query, schema):
+    """``query`` is {name: [values]}; the message names the query parameter."""
+    validate(query, schema, what='query parameter')
+
+
+def object_id(text):
+    """The integer id in a path, or None when it cannot name a row.
+
+    Only ASCII digits: ``str.isdigit`` also accepts '²' and '①', which
+    ``int`` refuses.
+    """
+    if not _ID.fullmatch(text):
+        return None
+    value = int(text)
+    return value if 1 <= value <= MAX_ID else None
 
 
 def single_action(body, actions):
     """(name, arguments) of a body holding exactly one of ``actions``."""
-    if isinstance(body, Malformed):
-        raise ValidationError(body.message)
     if not isinstance(body, dict):
         raise ValidationError('the request body must be a JSON object, got %s'
                               % type(body).__name__)

@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from nova_drs.loadbalancer import catalog
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
 from nova_drs.sim import report
@@ -56,7 +57,7 @@ def run(args):
     policies = args.policies or ['drs']
     results = []
     for name in policies:
-        for params in sweep.parse(args.sweep) if name == 'drs' else [None]:
+        for params in sweep.parse(args.sweep) if name in catalog.PARAMETRISED else [None]:
             simulation = engine.Simulation(names, data, name, hosts=args.hosts,
                                            host_model=args.host_model, seed=args.seed,
                                            retire_idle=not args.keep_idle_vms, params=params)

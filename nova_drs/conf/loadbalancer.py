@@ -7,6 +7,8 @@ the same ``[loadbalancer]`` group; these are about running the cycle safely.
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from nova_drs import cluster_policy
+
 loadbalancer_group = cfg.OptGroup(
     'loadbalancer', title='nova-loadbalancer daemon',
     help='The nova-loadbalancer daemon: observes the cloud through the nova '
@@ -19,8 +21,19 @@ daemon_opts = [
     cfg.StrOpt('automation', default='automatic', choices=[
                    ('automatic', 'execute plans as they are computed'),
                    ('manual', 'store plans; execute only what an admin approves')],
-               help='Global automation level. Per cluster, aggregate metadata '
-                    '"drs_automation" overrides it.'),
+               help='Global automation level, the default of every cluster. Per '
+                    'cluster, aggregate metadata "drs_automation" overrides it.'),
+    cfg.StrOpt('default_policy', default=cluster_policy.NONE,
+               choices=cluster_policy.POLICIES, deprecated_group='drs_scheduler',
+               help='DRS policy of hosts outside every aggregate with "drs_policy" '
+                    'metadata (and of hosts whose aggregates disagree or set an '
+                    'invalid value), for the scheduler weighers and the daemon '
+                    'alike. "none" leaves them alone: no weigher acts, the daemon '
+                    'never migrates to, from or suspends them. "power_saving" '
+                    'packs new instances and consolidates (suspending emptied '
+                    'hosts); "even_distribution" spreads new instances and moves '
+                    'servers off hosts loaded above high_utilization. Formerly '
+                    '[drs_scheduler] default_policy (still read).'),
     cfg.IntOpt('stats_max_age', default=600, min=60,
                help='Seconds after which a host or instance without a newer '
                     'utilisation sample is left alone (never a source, target '

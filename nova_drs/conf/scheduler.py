@@ -12,8 +12,6 @@ scheduler_group = cfg.OptGroup(
     help='Options of the nova-drs filters (SuspendStateFilter, '
          'OvercommitCoreFilter, OvercommitRamFilter) and weighers.')
 
-POLICIES = ('none', 'even_distribution', 'power_saving')
-
 scheduler_opts = [
     cfg.IntOpt('state_cache_ttl',
                default=300, min=0, max=86400,
@@ -33,14 +31,6 @@ scheduler_opts = [
                     'so staleness only delays the scaling of instances '
                     'recorded within that time. SuspendStateFilter always '
                     'reads the host states for every request.'),
-    cfg.StrOpt('default_policy',
-               default='none', choices=POLICIES,
-               help='Placement policy of hosts whose aggregates set no '
-                    '"drs_policy" metadata. "power_saving" packs new '
-                    'instances onto the most loaded hosts below '
-                    'high_utilization_percent so idle hosts can be '
-                    'suspended; "even_distribution" spreads them on measured '
-                    'load; "none" leaves ordering to the other weighers.'),
     cfg.FloatOpt('high_utilization_percent',
                  default=80.0, min=1.0, max=100.0,
                  help='Power-saving weigher: a host whose CPU or RAM '

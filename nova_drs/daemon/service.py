@@ -8,6 +8,7 @@ nothing at all.
 import copy
 import logging
 
+from nova_drs import cluster_policy
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
@@ -17,6 +18,7 @@ from nova_drs.db import models
 from nova_drs.db import plans
 from nova_drs.db import requests as admin_requests
 from nova_drs.loadbalancer import drs
+from nova_drs.loadbalancer import even
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import planner
 from nova_drs.overcommit import placement_sync
@@ -24,8 +26,6 @@ from nova_drs.scale import executor as scale_executor
 
 LOG = logging.getLogger(__name__)
 
-CLUSTER_POLICIES = ('none', 'power_saving', 'even_distribution')
-AUTOMATION_LEVELS = ('manual', 'automatic')
 
 
 class LoadBalancer:
@@ -50,7 +50,7 @@ class LoadBalancer:
                     'per_destination': group.max_migrations_per_destination,
                     'per_cluster': group.max_migrations_per_cluster},
             instance_cooldown=group.instance_cooldown, still_leader=self._still_leader)
-        self._warned = set()
+        self.resolver = cluster_policy.Resolver()
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()
@@ -164,19 +164,29 @@ class LoadBalancer:
             LOG.warning('overcommit sync: %s', warning)
 
     def _plan(self, view):
-        """Plan every cluster with its own policy and limits; actions as dicts."""
-        actions = []
+        """Plan every cluster with its own policy and limits; actions as dicts.
+
+        Each host's policy comes from the shared resolver (as the weighers
+        see it); hosts whose policy is ``none`` are neither sources, nor
+        destinations, nor suspended.
+        """
+        group = self.conf.loadbalancer
+        aggregates_of = {}
+        for aggregate in view.aggregates:
+            for name in aggregate.get('hosts') or ():
+                aggregates_of.setdefault(name, []).append(
+                    (aggregate['name'], aggregate.get('metadata') or {}))
         by_cluster = {}
         for host in view.snapshot.hosts:
-            by_cluster.setdefault(host.cluster, []).append(host)
-        for cluster, hosts in sorted(by_cluster.items()):
-            meta = view.clusters.get(cluster, {})
-            policy_name = meta.get('drs_policy', 'power_saving')
-            if policy_name not in CLUSTER_POLICIES:
-                self._warn_once(cluster, 'drs_policy', policy_name)
-                policy_name = 'power_saving'
-            if policy_name == 'none':
-                continue
+            policy_name = self.resolver.host_policy(aggregates_of.get(host.name, ()),
+                                                    group.default_policy)
+            if policy_name != cluster_policy.NONE:
+                by_cluster.setdefault((host.cluster, policy_name), []).append(host)
+        actions = []
+        for (cluster, policy_name), hosts in sorted(by_cluster.items()):
+            meta = view.clusters.get(cluster) or {}
+            if cluster_policy.POLICY_KEY not in meta:
+                meta = {}  # not a DRS cluster: hosts nobody opted in, global defaults
             names = {h.name for h in hosts}
             snapshot = model.Snapshot(
                 hosts=tuple(hosts),
@@ -184,26 +194,39 @@ class LoadBalancer:
                 migrations=tuple(m for m in view.snapshot.migrations
                                  if m.source in names and m.destination in names),
                 now=view.snapshot.now)
-            group = self.conf.loadbalancer
             limits = model.SafetyLimits(
                 min_active_hosts=self._int_meta(cluster, meta, 'min_active_hosts',
                                                 group.min_active_hosts),
                 hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
                                                 group.hosts_in_reserve))
+            consolidating = policy_name == cluster_policy.POWER_SAVING
+            policy = (self._cluster_policy(cluster, meta) if consolidating
+                      else self._even_policy(cluster, meta))
             try:
-                plan = planner.plan(snapshot, self._cluster_policy(cluster, meta), limits,
-                                    seed=group.selection_seed, suspend_idle=True)
+                plan = planner.plan(snapshot, policy, limits, seed=group.selection_seed,
+                                    suspend_idle=consolidating)
             except model.InvalidSnapshot as exc:
                 LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
                 continue
-            automation = meta.get('drs_automation', group.automation)
-            if automation not in AUTOMATION_LEVELS:
-                self._warn_once(cluster, 'drs_automation', automation)
-                automation = group.automation
+            automation = self.resolver.automation(cluster, meta, group.automation)
             for action in plan.actions:
                 actions.append(dict(orchestrator_mod.action_to_dict(action),
                                     cluster=cluster, automation=automation))
         return actions
+
+    def _even_policy(self, cluster, meta):
+        """even_distribution with the cluster's oVirt-style thresholds."""
+        high = self._number_meta(cluster, meta, 'high_utilization', 1, 100)
+        tolerance = self._number_meta(cluster, meta, 'balance_tolerance', 0, 100)
+        minutes = self._number_meta(cluster, meta, 'overcommit_duration', 1, 1440)
+        period = self.conf.loadbalancer.period
+        return even.EvenDistributionPolicy(
+            high=(high if high is not None else even.DEFAULT_HIGH * 100) / 100.0,
+            tolerance=(tolerance if tolerance is not None
+                       else even.DEFAULT_TOLERANCE * 100) / 100.0,
+            window=max(1, round((minutes if minutes is not None
+                                 else even.DEFAULT_DURATION_MINUTES) * 60 / period)),
+            cooldown=self.conf.loadbalancer.migration_cooldown)
 
     def _cluster_policy(self, cluster, meta):
         """The configured policy, with oVirt-style per-cluster thresholds.
@@ -241,7 +264,7 @@ class LoadBalancer:
                 raise ValueError
             return value
         except (TypeError, ValueError):
-            self._warn_once(cluster, key, meta[key])
+            self._warn_once(cluster, key, meta[key], 'a number in [%s, %s]' % (low, high))
             return None
 
     def _int_meta(self, cluster, meta, key, default):
@@ -253,13 +276,11 @@ class LoadBalancer:
                 raise ValueError
             return value
         except (TypeError, ValueError):
-            self._warn_once(cluster, key, meta[key])
+            self._warn_once(cluster, key, meta[key], 'an integer >= 0')
             return default
 
-    def _warn_once(self, cluster, key, value):
-        if (cluster, key, value) not in self._warned:
-            self._warned.add((cluster, key, value))
-            LOG.warning('aggregate %s: ignoring invalid metadata %s=%r', cluster, key, value)
+    def _warn_once(self, cluster, key, value, expected):
+        self.resolver.warn_invalid(cluster, key, value, expected)
 
     def _act(self, actions, view):
         """Execute automatic clusters' actions; store manual ones for approval."""

@@ -146,6 +146,50 @@ def power_settings(database, host):
                 row.mac_to_wake)
 
 
+def ensure_all(database, hosts):
+    """Create the records of ``hosts`` not known yet (active), in one transaction."""
+    hosts = set(hosts)
+    with database.writer() as session:
+        known = set(session.scalars(
+            sa.select(models.DrsHost.host).where(models.DrsHost.host.in_(hosts))))
+        session.add_all(models.DrsHost(host=host, suspend_state=ACTIVE, state_version=0,
+                                       wake_failed=False, disabled_by_drs=False)
+                        for host in sorted(hosts - known))
+
+
+def suspend_within_floor(database, host, members, floor, reason):
+    """``active -> suspending`` unless fewer than ``floor`` of ``members`` would stay active.
+
+    Returns (new state_version or None, active members before the request).
+    The transaction starts by writing the members' rows (a no-op update), so
+    every database locks them before the count: a concurrent suspend in the
+    same cluster waits for this one to commit and then counts its result
+    (row locks on MySQL and PostgreSQL; SQLite's single writer lock, taken
+    before any read so its busy timeout applies). Hosts already suspending,
+    suspended or in maintenance do not count as active.
+    """
+    table = models.DrsHost.__table__
+    members = sorted(set(members) | {host})
+    in_cluster = table.c.host.in_(members)
+    with database.writer() as session:
+        session.execute(table.update().where(in_cluster)
+                        .values(state_version=table.c.state_version))
+        active = session.execute(
+            sa.select(sa.func.count()).where(in_cluster, table.c.suspend_state == ACTIVE)
+        ).scalar_one()
+        if active - 1 < floor:
+            return None, active
+        result = session.execute(
+            table.update().where(table.c.host == host, table.c.suspend_state == ACTIVE)
+            .values(suspend_state=SUSPENDING, state_reason=reason,
+                    state_changed_at=timeutils.utcnow(), power_requested_at=None,
+                    state_version=table.c.state_version + 1))
+        if result.rowcount != 1:
+            return None, active
+        return session.execute(
+            sa.select(table.c.state_version).where(table.c.host == host)).scalar_one(), active
+
+
 def _still_at(table, host, state, version):
     """WHERE clause of a lifecycle step's compare-and-swap: the host as the step read it."""
     return (table.c.host == host, table.c.suspend_state == state,

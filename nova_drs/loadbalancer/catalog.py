@@ -1,10 +1,12 @@
 """Named policies, so the simulator and benchmarks need no plugin loader.
 
 ``<detector>_<selection>_<parameter>`` builds the CloudSim combination of
-that name (e.g. ``lr_mmt_1.2``); ``drs`` is nova-drs's default policy.
+that name (e.g. ``lr_mmt_1.2``); ``drs`` is nova-drs's default policy and
+``even_distribution`` the load-spreading one.
 """
 
 from nova_drs.loadbalancer import drs
+from nova_drs.loadbalancer import even
 from nova_drs.loadbalancer import overload
 from nova_drs.loadbalancer import placement
 from nova_drs.loadbalancer import policy
@@ -24,6 +26,7 @@ SELECTIONS = {
     'rs': selection.RandomSelection,
     'mu': selection.MinimumUtilisation,
 }
+PARAMETRISED = {'drs': drs.DrsPolicy, 'even_distribution': even.EvenDistributionPolicy}
 CLOUDSIM_POLICIES = ('thr_mmt_0.8', 'iqr_mmt_1.5', 'mad_mmt_2.5', 'lr_mmt_1.2', 'lrr_mmt_1.2')
 
 
@@ -35,18 +38,20 @@ def cloudsim_policy(detector, vm_selection, parameter):
 
 def by_name(name, params=None):
     """Policy object for a name; ``params`` are keyword arguments of the
-    drs policy.  ValueError with the accepted forms."""
-    if name == 'drs':
+    drs or even_distribution policy.  ValueError with the accepted forms."""
+    if name in PARAMETRISED:
         try:
-            return drs.DrsPolicy(**(params or {}))
+            return PARAMETRISED[name](**(params or {}))
         except TypeError as exc:
-            raise ValueError('bad drs parameter: %s' % exc) from None
+            raise ValueError('bad %s parameter: %s' % (name, exc)) from None
     if params:
-        raise ValueError('parameters are only accepted by the drs policy')
+        raise ValueError('parameters are only accepted by the %s policies'
+                         % ' and '.join(PARAMETRISED))
     parts = name.split('_')
     try:
         detector, vm_selection, parameter = parts
         return cloudsim_policy(detector, vm_selection, float(parameter))
     except (ValueError, KeyError):
-        raise ValueError('unknown policy %r: use "drs" or <%s>_<%s>_<number>, e.g. lr_mmt_1.2'
+        raise ValueError('unknown policy %r: use "drs", "even_distribution" or '
+                         '<%s>_<%s>_<number>, e.g. lr_mmt_1.2'
                          % (name, '|'.join(DETECTORS), '|'.join(SELECTIONS))) from None

@@ -7,8 +7,12 @@
 * PDM: mean over VMs of the CPU lost to migrations (10 % of demand while
   migrating) divided by the CPU requested;
 * SLAV = SLATAH x PDM, ESV = energy x SLAV, host shutdowns = active -> idle
-  transitions.
+  transitions;
+* load spread (ours, for load balancing): population standard deviation of
+  the CPU utilisation of every host after each step, averaged over the day.
 """
+
+import statistics
 
 from nova_drs.loadbalancer import power
 
@@ -26,7 +30,7 @@ class Accumulator:
         self.asked = [0.0] * n_vms
         self.migrations = 0
         self.series = {'active_hosts': [], 'energy_kwh': [], 'overloaded_hosts': [],
-                       'migrations': []}
+                       'migrations': [], 'load_stddev': []}
         self._step_migrations = 0
 
     def _interval(self, i, load_from, load_to, seconds):
@@ -65,6 +69,8 @@ class Accumulator:
         self.series['overloaded_hosts'].append(overloaded)
         self.series['energy_kwh'].append(energy / 3.6e6)
         self.series['migrations'].append(self._step_migrations)
+        self.series['load_stddev'].append(statistics.pstdev(
+            alloc / cap for (alloc, _req), cap in zip(post, self.caps, strict=True)))
         self._step_migrations = 0
 
     def migration(self, v, lost_mips_seconds):
@@ -91,5 +97,6 @@ class Accumulator:
             'host_shutdowns': self.shutdowns,
             'mean_active_hosts': (sum(self.series['active_hosts'])
                                   / max(len(self.series['active_hosts']), 1)),
+            'mean_load_stddev': statistics.fmean(self.series['load_stddev'] or [0.0]),
             'series': self.series,
         }

@@ -7,10 +7,12 @@ import os
 COLUMNS = (('energy_kwh', 'energy kWh', '%.2f'), ('migrations', 'migrations', '%d'),
            ('slav', 'SLAV %', '%.5f'), ('pdm', 'PDM %', '%.3f'), ('slatah', 'SLATAH %', '%.2f'),
            ('esv', 'ESV', '%.5f'), ('host_shutdowns', 'shutdowns', '%d'),
-           ('mean_active_hosts', 'mean active', '%.1f'))
-PERCENT = {'slav', 'pdm', 'slatah'}
+           ('mean_active_hosts', 'mean active', '%.1f'),
+           ('mean_load_stddev', 'load stddev %', '%.2f'))
+PERCENT = {'slav', 'pdm', 'slatah', 'mean_load_stddev'}
 SERIES = (('active_hosts', 'Active hosts'), ('energy_kwh', 'Energy per step (kWh)'),
-          ('overloaded_hosts', 'Hosts short of CPU (SLA)'), ('migrations', 'Migrations per step'))
+          ('overloaded_hosts', 'Hosts short of CPU (SLA)'), ('migrations', 'Migrations per step'),
+          ('load_stddev', 'Standard deviation of host CPU load'))
 
 
 def label(result):

@@ -1,62 +1,33 @@
 """Per-aggregate placement policy (oVirt cluster policy) and load figures.
 
-Aggregate metadata ``drs_policy`` = ``none`` | ``even_distribution`` |
-``power_saving`` selects which DRS weigher acts on a host; hosts outside any
-such aggregate use ``[drs_scheduler] default_policy``. Invalid values are
-ignored with one warning per aggregate; if a host's aggregates disagree the
-default applies (with one warning per host and set of values).
+Which DRS weigher acts on a host is decided by nova_drs.cluster_policy, the
+resolver the daemon uses too: aggregate metadata ``drs_policy`` = ``none`` |
+``even_distribution`` | ``power_saving``, else ``[loadbalancer]
+default_policy``. Invalid values are ignored with one warning.
 """
 
-import threading
-
 from nova.scheduler import utils as scheduler_utils
-from oslo_log import log as logging
 
+from nova_drs import cluster_policy
 from nova_drs import conf as drs_conf
-from nova_drs.conf import scheduler as scheduler_conf
 
-LOG = logging.getLogger(__name__)
 CONF = drs_conf.CONF
 
-POLICY_KEY = 'drs_policy'
+POLICY_KEY = cluster_policy.POLICY_KEY
 HIGH_UTILIZATION_KEY = 'drs_high_utilization_percent'
 #: Measured load the compute_resources plugins put into HostState.stats.
 STAT_CPU_PERCENT = 'drs_cpu_used_percent'
 STAT_MEMORY_USED_MB = 'drs_memory_used_mb'
 STAT_MEMORY_TOTAL_MB = 'drs_memory_total_mb'
 
-_warned = set()
-_warned_lock = threading.Lock()
-
-
-def _warn_once(marker, message, *args):
-    with _warned_lock:
-        if marker in _warned:
-            return
-        _warned.add(marker)
-    LOG.warning(message, *args)
+#: One resolver (and so one warn-once) for the scheduler process.
+RESOLVER = cluster_policy.Resolver()
 
 
 def host_policy(host_state):
-    values = set()
-    for aggregate in host_state.aggregates or ():
-        raw = (aggregate.metadata or {}).get(POLICY_KEY)
-        if raw is None:
-            continue
-        value = raw.strip().lower()
-        if value in scheduler_conf.POLICIES:
-            values.add(value)
-        else:
-            _warn_once((aggregate.id, raw), 'Ignoring invalid metadata %s=%r of aggregate '
-                       '%s: expected one of %s', POLICY_KEY, raw, aggregate.name,
-                       ', '.join(scheduler_conf.POLICIES))
-    if len(values) == 1:
-        return values.pop()
-    if len(values) > 1:
-        _warn_once((host_state.host, tuple(sorted(values))),
-                   'Host %s is in aggregates with different %s (%s): using [drs_scheduler] '
-                   'default_policy', host_state.host, POLICY_KEY, ', '.join(sorted(values)))
-    return CONF.drs_scheduler.default_policy
+    return RESOLVER.host_policy(
+        ((a.name, a.metadata) for a in host_state.aggregates or ()),
+        CONF.loadbalancer.default_policy)
 
 
 def high_utilization(host_state):
@@ -73,9 +44,8 @@ def high_utilization(host_state):
         if 0 < value <= 100:
             valid.append(value)
         else:
-            _warn_once((aggregate.id, raw), 'Ignoring invalid metadata %s=%r of aggregate '
-                       '%s: expected a percentage in (0, 100]', HIGH_UTILIZATION_KEY, raw,
-                       aggregate.name)
+            RESOLVER.warn_invalid(aggregate.name, HIGH_UTILIZATION_KEY, raw,
+                                  'a percentage in (0, 100]')
     return min(valid) if valid else CONF.drs_scheduler.high_utilization_percent
 
 

@@ -184,3 +184,35 @@ class TestNovaShell(CliTestCase):
         self.assertRegex(out, r'\| status +\| pending')
         self.assertIn('{"host": "host3", "reason": "cluster idle", "type": "suspend"}', out)
         self.assertRegex(out, r'\| 1 +\| cluster idle +\|')
+
+    def test_clear_wake_failed(self):
+        db_hosts.ensure(self.drs_db, 'host2')
+        db_hosts.set_fields(self.drs_db, 'host2', wake_failed=True)
+        code, out, err = self.nova('lb-host-clear-wake-failed', 'host2')
+        self.assertEqual(0, code, err)
+        self.assertIn('wake_failed of host2 cleared (state: active)', out)
+        self.assertFalse(db_hosts.get(self.drs_db, 'host2')['wake_failed'])
+        code, out, err = self.nova('lb-host-list', '--detail')
+        self.assertIn('Wake Failed', out)
+
+    def test_maintenance_enter_and_exit(self):
+        code, out, err = self.nova('lb-maintenance-enter', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertIn('Maintenance of host1 accepted (state: entering_maintenance)', out)
+        code, out, err = self.nova('lb-maintenance-enter', 'host1')
+        self.assertEqual(1, code)
+        self.assertIn('only an active host can enter maintenance (HTTP 409)', err)
+        db_hosts.transition(self.drs_db, 'host1', 'entering_maintenance', 'maintenance',
+                            'daemon: empty')
+        code, out, err = self.nova('lb-host-list')
+        self.assertRegex(out, r'\| host1 +\| maintenance +\|')
+        code, out, err = self.nova('lb-maintenance-exit', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertIn('Exit from maintenance of host1 accepted (state: active)', out)
+        self.assertEqual('active', db_hosts.get(self.drs_db, 'host1')['suspend_state'])
+
+    def test_member_gets_a_readable_403(self):
+        code, out, err = self.nova('lb-maintenance-enter', 'host1', token='member-token')
+        self.assertEqual(1, code)
+        self.assertIn('HTTP 403', err)
+        self.assertNotIn('Traceback', err)

@@ -148,3 +148,42 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         code, out, err = self.openstack('drs', 'host', 'list', token='member-token')
         self.assertEqual(1, code, (out, err))
         self.assertIn('policy does not allow nova_drs:loadbalancer:host:list (HTTP 403)', err)
+
+    def test_help_lists_the_new_commands(self):
+        code, out, err = self.openstack('help', 'drs')
+        self.assertEqual(0, code, err)
+        self.assertIn('drs host maintenance enter', out)
+        self.assertIn('drs host maintenance exit', out)
+
+    def test_set_clear_wake_failed(self):
+        db_hosts.ensure(self.drs_db, 'host3')
+        db_hosts.set_fields(self.drs_db, 'host3', wake_failed=True)
+        code, out, err = self.openstack('drs', 'host', 'set', 'host3', '--clear-wake-failed',
+                                        '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertFalse(json.loads(out)['wake_failed'])
+        self.assertFalse(db_hosts.get(self.drs_db, 'host3')['wake_failed'])
+
+    def test_set_needs_something_to_set(self):
+        code, out, err = self.openstack('drs', 'host', 'set', 'host3')
+        self.assertEqual(1, code)
+        self.assertIn('nothing to set', err)
+        code, out, err = self.openstack('drs', 'host', 'set', 'host3', '--power-mode', 's3')
+        self.assertEqual(1, code)
+        self.assertIn('need --power-driver', err)
+
+    def test_maintenance_enter_show_exit(self):
+        code, out, err = self.openstack('drs', 'host', 'maintenance', 'enter', 'host2',
+                                        '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual('entering_maintenance', json.loads(out)['suspend_state'])
+        code, out, err = self.openstack('drs', 'host', 'list', '-f', 'json')
+        self.assertEqual('entering_maintenance',
+                         {h['Host']: h['State'] for h in json.loads(out)}['host2'])
+        code, out, err = self.openstack('drs', 'host', 'maintenance', 'exit', 'host2',
+                                        '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual('active', json.loads(out)['suspend_state'])
+        code, out, err = self.openstack('drs', 'host', 'maintenance', 'exit', 'host2')
+        self.assertEqual(1, code)
+        self.assertIn('HTTP 409', err)

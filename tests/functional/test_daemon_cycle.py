@@ -156,13 +156,13 @@ class TestFaults(DaemonTestBase):
     def test_invalid_cluster_metadata_warns_once(self):
         aggregate = self.admin_api.api_get('/os-aggregates').body['aggregates'][0]
         self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
-            'metadata': {'min_active_hosts': 'many', 'drs_policy': 'chaos'}}})
+            'metadata': {'min_active_hosts': 'many', 'drs_automation': 'chaos'}}})
         daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS}, {})
         self.cycle()
         self.cycle()
         log = self.stdlog.logger.output
         self.assertEqual(1, log.count("ignoring invalid metadata min_active_hosts='many'"))
-        self.assertEqual(1, log.count("ignoring invalid metadata drs_policy='chaos'"))
+        self.assertEqual(1, log.count("ignoring invalid metadata drs_automation='chaos'"))
 
 
 class Crash(BaseException):

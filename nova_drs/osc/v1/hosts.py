@@ -1,4 +1,4 @@
-"""``openstack drs host list|show|suspend|unsuspend|set|wake test``."""
+"""``openstack drs host list|show|suspend|unsuspend|set|wake test|maintenance enter|exit``."""
 
 import sys
 import time
@@ -13,8 +13,8 @@ COLUMNS = (('Host', 'host'), ('State', 'suspend_state'), ('CPU %', 'cpu_used_per
 LONG_COLUMNS = COLUMNS + (
     ('Hypervisor Hostname', 'hypervisor_hostname'), ('vCPUs', 'vcpus'),
     ('MAC To Wake', 'mac_to_wake'), ('Power Driver', 'power_driver'),
-    ('Power Mode', 'power_mode'), ('State Changed At', 'state_changed_at'),
-    ('State Reason', 'state_reason'))
+    ('Power Mode', 'power_mode'), ('Wake Failed', 'wake_failed'),
+    ('State Changed At', 'state_changed_at'), ('State Reason', 'state_reason'))
 
 
 def show(data):
@@ -115,14 +115,34 @@ class UnsuspendHost(_StateChange):
     targets = ('active', 'error')
 
 
+class EnterMaintenanceHost(_StateChange):
+    """Ask the DRS daemon to empty a host and keep it disabled and powered on."""
+
+    action = 'enter_maintenance'
+    verb = 'Maintenance'
+    targets = ('maintenance', 'error', 'active')
+
+
+class ExitMaintenanceHost(_StateChange):
+    """End a host's maintenance; the DRS daemon re-enables its compute service."""
+
+    action = 'exit_maintenance'
+    verb = 'Exit from maintenance'
+    targets = ('active', 'error')
+
+
 class SetHost(command.ShowOne):
-    """Set a host's power driver, power mode, wake MAC address and driver options."""
+    """Set a host's power settings, or clear its wake_failed flag."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
-        parser.add_argument('--power-driver', metavar='<driver>', required=True,
-                            help='Power driver name (e.g. ipmi, redfish, wol)')
+        parser.add_argument('--clear-wake-failed', action='store_true', default=False,
+                            help='Clear the wake_failed flag once the wake path is fixed, so '
+                                 'the daemon may consolidate the host again')
+        parser.add_argument('--power-driver', metavar='<driver>',
+                            help='Power driver name (e.g. ipmi, redfish, wol); required to '
+                                 'change any power setting')
         parser.add_argument('--power-mode', metavar='<mode>', choices=['s3', 'off'],
                             help='How the host is suspended: s3 (suspend to RAM) or off')
         parser.add_argument('--mac-to-wake', metavar='<mac>',
@@ -133,6 +153,24 @@ class SetHost(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
+        client = self.app.client_manager.drs
+        power = (parsed_args.power_driver, parsed_args.power_mode, parsed_args.mac_to_wake,
+                 parsed_args.power_option)
+        if any(power) and not parsed_args.power_driver:
+            raise exceptions.CommandError('--power-mode, --mac-to-wake and --power-option '
+                                          'need --power-driver')
+        if not parsed_args.power_driver and not parsed_args.clear_wake_failed:
+            raise exceptions.CommandError('nothing to set: give --power-driver or '
+                                          '--clear-wake-failed')
+        host = None
+        if parsed_args.clear_wake_failed:
+            host = client.action('clear_wake_failed', host=parsed_args.host)['host']
+        if parsed_args.power_driver:
+            host = self._set_power(client, parsed_args)
+        return show(host)
+
+    @staticmethod
+    def _set_power(client, parsed_args):
         arguments = {'host': parsed_args.host, 'driver': parsed_args.power_driver}
         if parsed_args.power_mode:
             arguments['mode'] = parsed_args.power_mode
@@ -140,7 +178,7 @@ class SetHost(command.ShowOne):
             arguments['mac_to_wake'] = parsed_args.mac_to_wake
         if parsed_args.power_option:
             arguments['options'] = parsed_args.power_option
-        return show(self.app.client_manager.drs.action('set_power', **arguments)['host'])
+        return client.action('set_power', **arguments)['host']
 
 
 class WakeTestHost(command.ShowOne):

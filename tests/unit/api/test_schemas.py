@@ -2,13 +2,14 @@
 
 import unittest
 
+from nova_drs.api import hosts
 from nova_drs.api import schemas
 
 
 class TestSingleAction(unittest.TestCase):
 
     def check(self, body):
-        return schemas.single_action(body, schemas.HOST_ACTIONS)
+        return schemas.single_action(body, hosts.ACTION_SCHEMAS)
 
     def assertRejected(self, body, fragment):
         with self.assertRaises(schemas.ValidationError) as caught:
@@ -30,15 +31,18 @@ class TestSingleAction(unittest.TestCase):
         self.assertRejected({'suspend_host': {'host': 'a'}, 'wake_test': {'host': 'a'}},
                             'got 2: suspend_host, wake_test')
         self.assertRejected({'reboot': {}}, "unknown action 'reboot'")
-        self.assertRejected(schemas.Malformed('malformed request body: x'), 'malformed')
 
     def test_host_errors(self):
         self.assertRejected({'suspend_host': {}}, "'host' is a required property")
         self.assertRejected({'suspend_host': {'host': ''}}, 'too short')
         message = self.assertRejected({'suspend_host': {'host': 'h' * 10000}}, 'too long')
         self.assertLess(len(message), 400)
-        self.assertRejected({'suspend_host': {'host': ' padded '}}, 'pattern')
-        self.assertRejected({'suspend_host': {'host': 'a\nb'}}, 'pattern')
+        self.assertRejected({'suspend_host': {'host': ' padded '}}, 'whitespace')
+        self.assertRejected({'suspend_host': {'host': 'a\nb'}}, 'printable')
+        # nova's own name rules: control characters and lone surrogates refused.
+        for bad in ('a\x00b', 'a\x7fb', '\ud800', 'a\u2028b', 'x\udfff'):
+            self.assertRejected({'suspend_host': {'host': bad}}, 'printable')
+        self.assertEqual('suspend_host', self.check({'suspend_host': {'host': 'ä b'}})[0])
         self.assertRejected({'suspend_host': {'host': 'a', 'x': 1}},
                             'Additional properties')
 
@@ -54,6 +58,14 @@ class TestSingleAction(unittest.TestCase):
 
 
 class TestRuleAndPlanSchemas(unittest.TestCase):
+
+    def test_rule_value_with_a_lone_surrogate_is_refused(self):
+        with self.assertRaises(schemas.ValidationError) as caught:
+            schemas.validate({'rule': {'type': 'host', 'value': 'a\ud800', 'allow': True}},
+                             schemas.RULE)
+        self.assertIn('printable', str(caught.exception))
+        schemas.validate({'rule': {'type': 'host', 'value': 'comp ute.*', 'allow': True}},
+                         schemas.RULE)
 
     def test_rule(self):
         schemas.validate({'rule': {'type': 'aggregate', 'value': 'gpu.*', 'allow': False}},
@@ -72,3 +84,26 @@ class TestRuleAndPlanSchemas(unittest.TestCase):
         for plan_id in (0, -1, '3', 2 ** 31, True, 1.5):
             with self.subTest(plan_id=plan_id), self.assertRaises(schemas.ValidationError):
                 schemas.single_action({'reject': {'plan_id': plan_id}}, schemas.PLAN_ACTIONS)
+
+
+class TestObjectId(unittest.TestCase):
+
+    def test_only_ascii_digits_in_range(self):
+        self.assertEqual(7, schemas.object_id('7'))
+        self.assertEqual(2 ** 31 - 1, schemas.object_id(str(2 ** 31 - 1)))
+        for text in ('\u00b2', '\u2460', '\u0663', '9' * 5000, '0', '-1', '1.0', '',
+                     str(2 ** 31), ' 1', '1\n'):
+            self.assertIsNone(schemas.object_id(text), text[:20])
+
+
+class TestQuery(unittest.TestCase):
+
+    def test_plan_query(self):
+        schemas.validate_query({'cluster': ['gpu']}, schemas.PLAN_QUERY)
+        for query, fragment in (({'cluster': ['a', 'b']}, 'at most 1 time'),
+                                ({'cluster': ['\x01']}, 'printable'),
+                                ({'limit': ['1']}, 'Additional properties')):
+            with self.assertRaises(schemas.ValidationError) as caught:
+                schemas.validate_query(query, schemas.PLAN_QUERY)
+            self.assertIn(fragment, str(caught.exception))
+            self.assertIn('query parameter', str(caught.exception))

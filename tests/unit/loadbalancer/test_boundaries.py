@@ -9,12 +9,13 @@ from oslo_config import cfg
 from nova_drs import loadbalancer_plugins
 from nova_drs.conf import decision
 from nova_drs.loadbalancer import drs
+from nova_drs.loadbalancer import even
 from nova_drs.loadbalancer import overload
 from nova_drs.loadbalancer import policy
 
 CORE = pathlib.Path(__file__).parents[3] / 'nova_drs' / 'loadbalancer'
-ALLOWED = {'bisect', 'dataclasses', 'enum', 'gc', 'itertools', 'math', 'random', 'statistics',
-           'nova_drs'}
+ALLOWED = {'bisect', 'dataclasses', 'enum', 'gc', 'heapq', 'itertools', 'math', 'random',
+           'statistics', 'nova_drs'}
 
 
 @pytest.mark.parametrize('path', sorted(CORE.glob('*.py')), ids=lambda p: p.name)
@@ -46,6 +47,13 @@ def test_default_policy_comes_from_entry_points():
     built = loadbalancer_plugins.load_policy(conf())
     assert isinstance(built, drs.DrsPolicy)
     assert built.quantile == 0.8
+
+
+def test_even_distribution_loads_from_its_entry_point():
+    built = loadbalancer_plugins.load_policy(conf(policy='even_distribution',
+                                                  migration_cooldown=60))
+    assert isinstance(built, even.EvenDistributionPolicy)
+    assert built.cooldown == 60
 
 
 def test_consolidation_policy_is_composed_from_options():

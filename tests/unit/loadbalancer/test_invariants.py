@@ -11,7 +11,8 @@ from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import planner
 from nova_drs.loadbalancer import power
 
-POLICIES = ('drs', 'thr_mmt_0.8', 'lr_mmt_1.2', 'mad_rs_2.5', 'iqr_mu_1.5', 'lrr_mc_1.2')
+POLICIES = ('drs', 'even_distribution', 'thr_mmt_0.8', 'lr_mmt_1.2', 'mad_rs_2.5', 'iqr_mu_1.5',
+            'lrr_mc_1.2')
 STATES = (model.ACTIVE,) * 4 + (model.SUSPENDED,) * 2 + (
     model.SUSPENDING, model.WAKING, model.ERROR)
 EPS = 1e-6

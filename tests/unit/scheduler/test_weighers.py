@@ -8,6 +8,7 @@ from nova import objects
 from nova.scheduler import host_manager
 from oslo_config import fixture as config_fixture
 
+from nova_drs import cluster_policy
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
@@ -57,15 +58,15 @@ class PolicyTest(WeigherTestCase):
 
     def test_policy_from_aggregate_default_and_conflicts(self):
         self.assertEqual('none', policy.host_policy(host_state('h')))
-        self.conf.config(default_policy='power_saving', group='drs_scheduler')
+        self.conf.config(default_policy='power_saving', group='loadbalancer')
         self.assertEqual('power_saving', policy.host_policy(host_state('h')))
         self.assertEqual('even_distribution', policy.host_policy(host_state(
             'h', aggregates=[aggregate(1, drs_policy='Even_Distribution')])))
-        with self.assertLogs(policy.LOG.logger, 'WARNING'):
+        with self.assertLogs(cluster_policy.LOG, 'WARNING'):
             self.assertEqual('power_saving', policy.host_policy(host_state(
                 'h', aggregates=[aggregate(2, drs_policy='even_distribution'),
                                  aggregate(3, drs_policy='none')])))
-        with self.assertLogs(policy.LOG.logger, 'WARNING'):
+        with self.assertLogs(cluster_policy.LOG, 'WARNING'):
             self.assertEqual('power_saving', policy.host_policy(host_state(
                 'h', aggregates=[aggregate(4, drs_policy='greedy')])))
 

@@ -1,0 +1,84 @@
+"""The one reading of a host's DRS cluster policy from aggregate metadata.
+
+The scheduler weighers, the nova-loadbalancer daemon and anything that
+shows a host's policy call this module, so they cannot disagree: a host
+outside every ``drs_policy`` aggregate (or whose aggregates disagree, or
+carry an invalid value) gets ``[loadbalancer] default_policy`` (``none``:
+left alone). An invalid value is reported once per aggregate, key and value
+by the Resolver that saw it.
+"""
+
+import logging
+import threading
+
+LOG = logging.getLogger(__name__)
+
+POLICY_KEY = 'drs_policy'
+AUTOMATION_KEY = 'drs_automation'
+NONE = 'none'
+POWER_SAVING = 'power_saving'
+EVEN_DISTRIBUTION = 'even_distribution'
+POLICIES = (NONE, EVEN_DISTRIBUTION, POWER_SAVING)
+AUTOMATION_LEVELS = ('manual', 'automatic')
+
+
+class Resolver:
+    """Policy and automation of hosts/clusters, with one warn-once.
+
+    ``aggregates`` arguments are iterables of ``(name, metadata)`` pairs so
+    that nova's Aggregate objects and the REST API's dicts both fit.
+    """
+
+    def __init__(self):
+        self._warned = set()
+        self._lock = threading.Lock()
+
+    def warn_invalid(self, aggregate, key, value, expected):
+        """Log once per (aggregate, key, value): the value is ignored."""
+        marker = (aggregate, key, value)
+        with self._lock:
+            if marker in self._warned:
+                return
+            self._warned.add(marker)
+        LOG.warning('aggregate %s: ignoring invalid metadata %s=%r (expected %s)',
+                    aggregate, key, value, expected)
+
+    def aggregate_policy(self, name, metadata):
+        """The aggregate's valid ``drs_policy``, or None (unset or invalid)."""
+        raw = (metadata or {}).get(POLICY_KEY)
+        if raw is None:
+            return None
+        value = str(raw).strip().lower()
+        if value in POLICIES:
+            return value
+        self.warn_invalid(name, POLICY_KEY, raw, ' | '.join(POLICIES))
+        return None
+
+    def host_policy(self, aggregates, default):
+        """The policy of a host in these aggregates; ``default`` unless they
+        name exactly one valid policy."""
+        aggregates = list(aggregates)
+        values = set()
+        for name, metadata in aggregates:
+            value = self.aggregate_policy(name, metadata)
+            if value is not None:
+                values.add(value)
+        if len(values) == 1:
+            return values.pop()
+        if len(values) > 1:
+            names = ','.join(sorted(str(n) for n, m in aggregates
+                                    if (m or {}).get(POLICY_KEY) is not None))
+            self.warn_invalid(names, POLICY_KEY, ','.join(sorted(values)),
+                              'one policy per host; [loadbalancer] default_policy applies')
+        return default
+
+    def automation(self, name, metadata, default):
+        """``drs_automation`` of a cluster's aggregate, else ``default``."""
+        raw = (metadata or {}).get(AUTOMATION_KEY)
+        if raw is None:
+            return default
+        value = str(raw).strip().lower()
+        if value in AUTOMATION_LEVELS:
+            return value
+        self.warn_invalid(name, AUTOMATION_KEY, raw, ' | '.join(AUTOMATION_LEVELS))
+        return default

@@ -1,0 +1,158 @@
+"""Even distribution: move servers off hot hosts to the least loaded ones.
+
+oVirt's evenly_distributed balancer (and CloudStack's ``balanced``): a host
+whose load stayed above ``high`` for ``window`` samples sheds servers to
+the least loaded hosts of its cluster until its load is within
+``tolerance`` of the cluster's mean. Never suspends, never wakes.
+
+* **Both resources count** - a host's load is the higher of its CPU use
+  and its RAM use, so a host short of memory (oVirt's
+  MaxFreeMemoryForOverUtilized) sheds too, and a destination must stay
+  below ``high`` on both (MinFreeMemoryForUnderUtilized).
+* **Fewest migrations** - each move is the single server that brings the
+  source and its destination closest to each other, and a move happens only
+  if it lowers the higher of the two loads.
+* **No ping-pong** - servers moved within ``cooldown`` seconds stay.
+"""
+
+import heapq
+
+from nova_drs.loadbalancer import model
+
+OVERLOAD = model.Reason.OVERLOAD.value
+# Destinations tried per move before the source is given up for this cycle:
+# bounds a cycle's work when the servers of a hot host fit almost nowhere.
+SCAN_LIMIT = 64
+# oVirt's defaults: HighUtilization 80 %, CpuOverCommitDurationMinutes 2.
+DEFAULT_HIGH = 0.8
+DEFAULT_DURATION_MINUTES = 2
+DEFAULT_TOLERANCE = 0.1
+
+
+class EvenDistributionPolicy:
+    def __init__(self, high=DEFAULT_HIGH, window=2, tolerance=DEFAULT_TOLERANCE, cooldown=3600.0,
+                 max_migrations=None):
+        if not 0 < high <= 1 or window < 1 or not 0 <= tolerance <= 1:
+            raise ValueError('need 0 < high <= 1, window >= 1, 0 <= tolerance <= 1')
+        self.high = high
+        self.window = window
+        self.tolerance = tolerance
+        self.cooldown = cooldown
+        self.max_migrations = max_migrations
+
+    # -- figures -----------------------------------------------------------
+    @staticmethod
+    def cpu(state, i):
+        return state.demand[i] / state.capacity[i]
+
+    @staticmethod
+    def ram(state, i):
+        return state.used_ram[i] / state.ram_capacity[i] if state.ram_capacity[i] else 1.0
+
+    def load(self, state, i):
+        return max(self.cpu(state, i), self.ram(state, i))
+
+    def _sustained(self, state, i):
+        """CPU above ``high`` for the last ``window`` samples, or RAM above now."""
+        if self.ram(state, i) > self.high:
+            return True
+        recent = state.history(i)[:self.window]
+        return (len(recent) >= self.window and min(recent) > self.high
+                and self.cpu(state, i) > self.high)
+
+    def _cooling(self, state, j):
+        last = state.vm_last_migrated[j]
+        return last is not None and state.now - last < self.cooldown
+
+    # -- placement of new servers -------------------------------------------
+    def place_new(self, state, j):
+        """Least loaded usable host the server fits on (the weigher's rule)."""
+        best = None
+        for i in state.active_hosts:
+            if state.is_usable(i) and not state.excluded[i] and state.fits(j, i):
+                key = (self.load(state, i), i)
+                if best is None or key < best:
+                    best = key
+        if best is None:
+            return None
+        state.attach(j, best[1])
+        return best[1]
+
+    # -- cycle ---------------------------------------------------------------
+    def decide(self, state, rng):
+        budget = self.max_migrations if self.max_migrations is not None else len(state.vm_host)
+        by_cluster = {}
+        for i in state.active_hosts:
+            if state.is_usable(i) and not state.excluded[i]:
+                by_cluster.setdefault(state.cluster[i], []).append(i)
+        for cluster in sorted(by_cluster):
+            budget -= self._balance(state, by_cluster[cluster], budget)
+
+    def _balance(self, state, hosts, budget):
+        """Relieve the cluster's hot hosts, hottest first; returns moves made."""
+        mean = sum(self.load(state, i) for i in hosts) / len(hosts)
+        goal = mean + self.tolerance
+        hot = sorted((i for i in hosts if self._sustained(state, i)),
+                     key=lambda i: (-self.load(state, i), i))
+        if not hot:
+            return 0
+        sources = set(hot)
+        # Destinations: least loaded first; a heap re-keyed as loads change.
+        heap = [(self.load(state, i), i) for i in hosts if i not in sources]
+        heapq.heapify(heap)
+        moves = 0
+        for source in hot:
+            while moves < budget and self.load(state, source) > goal:
+                if not self._shed_one(state, source, heap):
+                    break
+                moves += 1
+        return moves
+
+    def _shed_one(self, state, source, heap):
+        """Move the one server that best evens source and the least loaded
+        host able to take one; False when no move lowers the peak."""
+        before = self.load(state, source)
+        candidates = [j for j in state.vms[source]
+                      if state.movable[j] and not self._cooling(state, j)]
+        skipped = []
+        moved = False
+        while heap and not moved and len(skipped) < SCAN_LIMIT:
+            dest_load, dest = heapq.heappop(heap)
+            if dest_load != self.load(state, dest):
+                heapq.heappush(heap, (self.load(state, dest), dest))
+                continue
+            if dest_load >= before:
+                heapq.heappush(heap, (dest_load, dest))
+                break
+            best = None
+            for j in candidates:
+                if not state.fits(j, dest):
+                    continue
+                src_after, dest_after = self._loads_after(state, j, source, dest)
+                peak = max(src_after, dest_after)
+                if peak < before - 1e-9 and dest_after <= self.high and (
+                        best is None or (peak, state.vm_ram[j], j) < best):
+                    best = (peak, state.vm_ram[j], j)
+            if best is None:
+                skipped.append((dest_load, dest))
+                continue
+            j = best[2]
+            state.detach(j)
+            state.attach(j, dest, OVERLOAD)
+            heapq.heappush(heap, (self.load(state, dest), dest))
+            moved = True
+        for item in skipped:
+            heapq.heappush(heap, item)
+        return moved
+
+    @staticmethod
+    def _loads_after(state, j, source, dest):
+        cpu = state.vm_demand[j]
+        ram = state.vm_ram[j]
+        src = max((state.demand[source] - cpu) / state.capacity[source],
+                  (state.used_ram[source] - ram) / state.ram_capacity[source]
+                  if state.ram_capacity[source] else 1.0)
+        dst = max((state.demand[dest] + cpu) / state.capacity[dest],
+                  (state.used_ram[dest] + ram) / state.ram_capacity[dest]
+                  if state.ram_capacity[dest] else 1.0)
+        return src, dst

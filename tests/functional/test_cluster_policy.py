@@ -1,0 +1,80 @@
+"""Hosts nobody opted into DRS are left alone, by the daemon as by the weighers."""
+
+from nova_drs import conf as drs_conf
+from nova_drs.daemon import service
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.loadbalancer import catalog
+from tests.functional import base
+from tests.functional import daemon_support
+from tests.functional import test_daemon_cycle
+
+
+class NotOptedIn(base.DrsFunctionalTestCase):
+    """Three hosts in no drs_policy aggregate; host1 overloaded (12 busy vCPUs
+    on 10), host3 idle."""
+
+    COMPUTE_DRIVER = 'fake.MediumFakeDriver'
+    EXTRA_FLAGS = {('loadbalancer', 'host_cooldown'): '0', ('quota', 'cores'): '-1',
+                   ('quota', 'instances'): '-1'}
+
+    def setUp(self):
+        super().setUp()
+        self.nova = daemon_support.nova_api_for(self)
+        self.power = daemon_support.InProcessHostPower(self)
+        # An aggregate without drs_policy does not opt its hosts in.
+        aggregate = self.admin_api.post_aggregate(
+            {'aggregate': {'name': 'rack1', 'availability_zone': None}})
+        for host in self.COMPUTE_HOSTS:
+            self.admin_api.add_host_to_aggregate(aggregate['id'], host)
+        self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
+                                             catalog.by_name('drs'), self.power)
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'big', 'vcpus': 4, 'ram': 512, 'disk': 1}})
+        self.servers = [self._create_server(name='s%d' % i, host=host, networks='none',
+                                            flavor_id=flavor['id'])
+                        for i, host in enumerate(('host1', 'host1', 'host1', 'host2'))]
+        self.where = {s['id']: self.server_host(s['id']) for s in self.servers}
+        load = {uuid: (host, 100.0) for uuid, host in self.where.items()}
+        daemon_support.record_load(self.drs_db, {'host1': 100.0, 'host2': 50.0,
+                                                 'host3': 1.0}, load)
+
+    cycle = test_daemon_cycle.DaemonTestBase.cycle
+
+
+class TestDefaultPolicyNone(NotOptedIn):
+
+    def test_no_migration_no_suspend(self):
+        for _ in range(2):
+            summary = self.cycle()
+            self.assertEqual([], summary['actions'])
+        self.assertEqual(self.where, {s['id']: self.server_host(s['id'])
+                                      for s in self.servers})
+        self.assertEqual({'host1': 'active', 'host2': 'active', 'host3': 'active'},
+                         drs_hosts.states(self.drs_db))
+        self.assertEqual([], self.power.calls)
+
+
+class TestDefaultPolicyPowerSaving(NotOptedIn):
+    """The one option opts every such host in (the old [drs_scheduler] name is
+    covered by tests/unit/daemon/test_cluster_policy.py)."""
+
+    EXTRA_FLAGS = {**NotOptedIn.EXTRA_FLAGS,
+                   ('loadbalancer', 'default_policy'): 'power_saving'}
+
+    def test_default_policy_opts_hosts_in(self):
+        summary = self.cycle()
+        kinds = {(a['type'], a.get('source') or a.get('host')) for a in summary['actions']}
+        self.assertIn(('migrate', 'host1'), kinds, summary)
+
+
+class TestInvalidPolicy(NotOptedIn):
+    """An invalid drs_policy opts nobody in: one warning, hosts left alone."""
+
+    def test_invalid_policy_warns_once_and_leaves_hosts_alone(self):
+        aggregate = self.admin_api.api_get('/os-aggregates').body['aggregates'][0]
+        self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
+            'metadata': {'drs_policy': 'chaos'}}})
+        for _ in range(2):
+            self.assertEqual([], self.cycle()['actions'])
+        log = self.stdlog.logger.output
+        self.assertEqual(1, log.count("ignoring invalid metadata drs_policy='chaos'"))

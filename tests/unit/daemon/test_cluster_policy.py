@@ -1,0 +1,46 @@
+"""One resolver of a host's DRS policy, one option, one warn-once."""
+
+import logging
+
+from oslo_config import cfg
+
+from nova_drs import cluster_policy
+from nova_drs.conf import loadbalancer
+
+
+def test_unlisted_host_gets_the_default_and_one_aggregate_decides():
+    resolver = cluster_policy.Resolver()
+    assert resolver.host_policy([], 'none') == 'none'
+    assert resolver.host_policy([('misc', {'other': '1'})], 'none') == 'none'
+    assert resolver.host_policy([('c1', {'drs_policy': ' Power_Saving '})],
+                                'none') == 'power_saving'
+
+
+def test_conflicts_and_invalid_values_fall_back_with_one_warning(caplog):
+    resolver = cluster_policy.Resolver()
+    caplog.set_level(logging.WARNING, cluster_policy.LOG.name)
+    for _ in range(3):
+        assert resolver.host_policy([('c1', {'drs_policy': 'chaos'})], 'none') == 'none'
+        assert resolver.host_policy([('c1', {'drs_policy': 'power_saving'}),
+                                     ('c2', {'drs_policy': 'even_distribution'})],
+                                    'none') == 'none'
+        assert resolver.automation('c1', {'drs_automation': 'sometimes'}, 'manual') == 'manual'
+    text = caplog.text
+    assert text.count("ignoring invalid metadata drs_policy='chaos'") == 1
+    assert text.count("drs_policy='even_distribution,power_saving'") == 1
+    assert text.count("drs_automation='sometimes'") == 1
+    assert resolver.automation('c1', {'drs_automation': 'Manual'}, 'automatic') == 'manual'
+    assert resolver.automation('c1', {}, 'automatic') == 'automatic'
+
+
+def test_old_option_name_still_read(tmp_path):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[drs_scheduler]\ndefault_policy = power_saving\n')
+    conf = cfg.ConfigOpts()
+    loadbalancer.register_opts(conf)
+    conf(['--config-file', str(path)])
+    assert conf.loadbalancer.default_policy == 'power_saving'
+    fresh = cfg.ConfigOpts()
+    loadbalancer.register_opts(fresh)
+    fresh([])
+    assert fresh.loadbalancer.default_policy == 'none'
