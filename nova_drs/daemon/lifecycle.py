@@ -59,7 +59,8 @@ def _parse_time(value):
 
 
 class HostLifecycle:
-    """Advances hosts in ``suspending``/``waking`` one safe step per call."""
+    """Advances hosts in ``suspending``, ``entering_maintenance`` and ``waking``
+    one safe step per call."""
 
     def __init__(self, nova, database, power_drivers, suspend_timeout,
                  wake_timeout, migration_timeout, crash_point=None, clock=timeutils.utcnow):
@@ -118,7 +119,7 @@ class HostLifecycle:
     def _after_overtaken(self, record):
         host = record['host']
         current = drs_hosts.get(self.db, host)
-        LOG.info('%s: went from %s to %s while a step ran; the step stopped, nothing sent',
+        LOG.info('%s: went from %s to %s while a step ran; the step stopped there',
                  host, record['suspend_state'], current['suspend_state'])
         self.close_abandoned_evacuations()
         if current['suspend_state'] == drs_hosts.ACTIVE and current['disabled_by_drs']:

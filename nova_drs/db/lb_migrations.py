@@ -81,7 +81,6 @@ def request_at(database, host, state, version, instance_uuid, kind, reason):
         return row.id
 
 
-
 def abandoned_evacuations(database, evacuating_states, source=None):
     """Open evacuation rows whose host is no longer being emptied.
 

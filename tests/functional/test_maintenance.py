@@ -7,15 +7,18 @@ from tests.functional import test_daemon_cycle
 from tests.functional import test_lifecycle
 
 
-def enter(database, host):
-    """What the API's maintenance enter records."""
-    drs_hosts.transition(database, host, 'active', 'entering_maintenance', 'test')
+def enter(testcase, host):
+    """``openstack drs host maintenance enter HOST``, through the real API."""
+    response = testcase.admin_api.api_post('/loadbalancer/action',
+                                           {'enter_maintenance': {'host': host}})
+    testcase.assertEqual(202, response.status)
 
 
-def leave(database, host):
-    """What the API's maintenance exit records."""
-    drs_hosts.transition(database, host, ('maintenance', 'entering_maintenance'), 'active',
-                         'test')
+def leave(testcase, host):
+    """``openstack drs host maintenance exit HOST``, through the real API."""
+    response = testcase.admin_api.api_post('/loadbalancer/action',
+                                           {'exit_maintenance': {'host': host}})
+    testcase.assertEqual(202, response.status)
 
 
 class TestMaintenance(test_lifecycle.LifecycleTestBase):
@@ -23,7 +26,7 @@ class TestMaintenance(test_lifecycle.LifecycleTestBase):
     def test_enter_empties_and_keeps_the_host_on_then_exit_enables(self):
         live = self.boot_on('host1', 'live')
         stopped = self.boot_on('host1', 'stopped', stopped=True)
-        enter(self.drs_db, 'host1')
+        enter(self, 'host1')
 
         self.run_cycles('host1', 'maintenance')
 
@@ -43,7 +46,7 @@ class TestMaintenance(test_lifecycle.LifecycleTestBase):
         self.assertEqual('maintenance', drs_hosts.get(self.drs_db, 'host1')['suspend_state'])
         self.assertEqual('disabled', self.service('host1')['status'])
 
-        leave(self.drs_db, 'host1')
+        leave(self, 'host1')
         self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
         self.assertEqual('enabled', self.service('host1')['status'])
         self.assertFalse(drs_hosts.get(self.drs_db, 'host1')['disabled_by_drs'])
@@ -54,7 +57,7 @@ class TestMaintenance(test_lifecycle.LifecycleTestBase):
         rescued = self.boot_on('host1', 'rescued')
         self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
         self._wait_for_state_change(rescued, 'RESCUE')
-        enter(self.drs_db, 'host1')
+        enter(self, 'host1')
 
         for _ in range(3):
             self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
@@ -76,11 +79,11 @@ class TestMaintenance(test_lifecycle.LifecycleTestBase):
 
     def test_exit_while_entering_stops_the_evacuation(self):
         servers = [self.boot_on('host1', 'one'), self.boot_on('host1', 'two')]
-        enter(self.drs_db, 'host1')
+        enter(self, 'host1')
 
         def crash_point(name):
             if name == 'maintenance:migration-requested':
-                leave(self.drs_db, 'host1')
+                leave(self, 'host1')
         test_lifecycle.lifecycle.HostLifecycle(
             self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
             migration_timeout=300, crash_point=crash_point).advance(
@@ -102,7 +105,7 @@ class TestPlannerLeavesMaintenanceAlone(test_daemon_cycle.DaemonTestBase):
         """host1 in maintenance and idle, host4 quiet, host2/host3 busier."""
         for host in self.COMPUTE_HOSTS:
             drs_hosts.ensure(self.drs_db, host)
-        enter(self.drs_db, 'host1')
+        enter(self, 'host1')
         self.cycle()
         self.assertEqual('maintenance', self.state('host1'))
         busy = [self._create_server(name='b%d' % i, host=h, networks='none')
