@@ -51,7 +51,7 @@ CASES = [
      "invalid literal for int() with base 10: 'many'"),
     ('nova-loadbalancer', '[loadbalancer]\npolicy = nosuch\n', [],
      'nova-loadbalancer: [loadbalancer] policy = nosuch: unknown name; available: '
-     'consolidation, drs'),
+     'consolidation, drs, even_distribution'),
     ('nova-loadbalancer', '[loadbalancer]\noverload_detector = nosuch\n', [],
      'nova-loadbalancer: [loadbalancer] overload_detector = nosuch: unknown name; '
      'available: iqr, lr, lrr, mad, thr'),
