@@ -19,6 +19,7 @@ Routes (with or without the project id, as in nova since 2.18)::
     POST   /loadbalancer/plan/action     approve | reject
     GET    /loadbalancer/policies        installed algorithms and their parameters
     GET    /loadbalancer/requests/{id}   progress and outcome of a scale_server request
+    GET    /loadbalancer/energy          kWh drawn and saved (?since=7d&cluster=X)
 """
 
 import json
@@ -30,6 +31,7 @@ import sqlalchemy.exc
 import webob.dec
 
 from nova_drs.api import algorithms
+from nova_drs.api import energy
 from nova_drs.api import faults
 from nova_drs.api import hosts
 from nova_drs.api import plans
@@ -52,6 +54,7 @@ ROUTES = (
     ('/plan/action', {'POST': ('plans', 'action')}),
     ('/policies', {'GET': ('algorithms', 'list')}),
     ('/requests/{request_id}', {'GET': ('hosts', 'show_request')}),
+    ('/energy', {'GET': ('energy', 'report')}),
     ('/{host}', {'GET': ('hosts', 'show')}),
 )
 
@@ -93,7 +96,8 @@ class LoadBalancerMiddleware:
         return {'hosts': hosts.HostsController(database),
                 'rules': rules.RulesController(database),
                 'plans': plans.PlansController(database),
-                'algorithms': algorithms.AlgorithmsController()}
+                'algorithms': algorithms.AlgorithmsController(),
+                'energy': energy.EnergyController(database)}
 
     @webob.dec.wsgify
     def __call__(self, req):
@@ -139,6 +143,8 @@ class LoadBalancerMiddleware:
             arguments['body'] = self._body(req)
         if controller == 'plans' and action == 'show' and 'cluster' in req.GET:
             arguments['cluster'] = req.GET['cluster']
+        if controller == 'energy':
+            arguments['query'] = dict(req.GET)
         status, body = getattr(self._controllers()[controller], action)(context, **arguments)
         return faults.json_response(body, status, getattr(context, 'request_id', None))
 

@@ -8,6 +8,7 @@ from oslo_service import service
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
+from nova_drs.observability import metrics
 from nova_drs.stats import collector
 
 CONF = drs_conf.CONF
@@ -27,7 +28,8 @@ def main(argv=None):
     try:
         database = db_api.Database.from_conf(CONF)
         database.engine  # noqa: B018  (fail now with a clear message)
-    except db_api.DatabaseError as exc:
+        metrics.start_exporter(CONF, database)
+    except (db_api.DatabaseError, OSError) as exc:
         print('nova-drs-collector: %s' % exc, file=sys.stderr)
         return 1
     launcher = service.launch(CONF, collector.CollectorService(CONF, database),

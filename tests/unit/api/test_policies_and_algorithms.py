@@ -12,7 +12,7 @@ class TestPolicyDefaults(unittest.TestCase):
 
     def test_every_rule_is_admin_only_and_documented(self):
         rules = policies.list_rules()
-        self.assertEqual(16, len(rules))  # 14 + scale_server, scale:show
+        self.assertEqual(17, len(rules))  # 14 + scale_server, scale:show, energy:report
         for rule in rules:
             self.assertTrue(rule.name.startswith('nova_drs:loadbalancer:'))
             self.assertEqual('role:admin', rule.check_str)
