@@ -14,6 +14,7 @@ from nova_drs.conf import decision
 from nova_drs.conf import drs
 from nova_drs.conf import loadbalancer
 from nova_drs.conf import metrics
+from nova_drs.conf import oscillation
 from nova_drs.conf import power
 from nova_drs.conf import resources
 from nova_drs.conf import scale
@@ -34,6 +35,7 @@ _MODULES = (
     power,
     scale,
     metrics,
+    oscillation,
 )
 
 

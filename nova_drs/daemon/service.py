@@ -11,6 +11,7 @@ import logging
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
+from nova_drs.daemon import oscillation
 from nova_drs.daemon import orchestrator as orchestrator_mod
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import models
@@ -88,7 +89,11 @@ class LoadBalancer:
         metrics.note_view(view)
         with metrics.observe_phase('plan'):
             actions = self._plan(view)
-        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts)}
+        guard = self.conf.drs_oscillation
+        actions, held = oscillation.hold(
+            self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
+            guard.max_moves_per_server, guard.oscillation_window)
+        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts), 'held': held}
         if dry_run:
             return summary
         with metrics.observe_phase('act'):

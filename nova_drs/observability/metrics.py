@@ -35,6 +35,13 @@ REQUESTS = prometheus_client.Counter(
     'nova_drs_api_requests', 'Requests the daemon sent to nova and placement.',
     ['service', 'method'], registry=REGISTRY)
 
+HELD = prometheus_client.Gauge(
+    'nova_drs_servers_held', 'Servers the oscillation guard held in the last cycle.',
+    registry=REGISTRY)
+HELD_TOTAL = prometheus_client.Counter(
+    'nova_drs_held_migrations', 'Planned migrations the oscillation guard dropped.',
+    registry=REGISTRY)
+
 #: Migration reasons as labels: the planner's, and the lifecycle's evacuation
 #: of a host being suspended; anything else is counted as "other".
 REASONS = {'overload': 'overload', 'underload': 'underload', 'capacity': 'capacity',
@@ -56,6 +63,11 @@ def observe_phase(name):
 
 def count_request(service, method):
     REQUESTS.labels(service, method).inc()
+
+
+def note_held(count):
+    HELD.set(count)
+    HELD_TOTAL.inc(count)
 
 
 def note_view(view):

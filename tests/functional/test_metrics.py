@@ -111,3 +111,25 @@ class TestMetricsAfterConsolidation(test_daemon_cycle.DaemonTestBase):
         self.assertEqual(0, samples[('nova_drs_wake_latency_seconds_bucket',
                                      (('le', '60.0'),))])
         self.assertEqual(1, samples[('nova_drs_hosts_in_error', ())])
+
+
+class TestOscillationGuard(test_daemon_cycle.DaemonTestBase):
+
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
+                   ('drs_oscillation', 'max_moves_per_server'): '2'}
+
+    def test_server_moved_too_often_keeps_host_on_and_is_reported(self):
+        server, _others = self.quiet_host1()
+        from nova_drs.db import lb_migrations
+        for _ in range(2):
+            lb_migrations.finish(self.drs_db, lb_migrations.request(
+                self.drs_db, server['id'], 'host2', 'host1', 'live', 'overload'), 'done')
+        held = []
+        for _ in range(3):
+            held.extend(self.cycle()['held'])
+        self.assertEqual('active', self.state('host1'))
+        self.assertEqual('host1', self.server_host(server['id']))
+        self.assertEqual([], self.power.calls)
+        self.assertEqual({(server['id'], 'host1', 2)},
+                         {(h['instance'], h['host'], h['moves']) for h in held})
+        self.assertEqual(1, metrics.REGISTRY.get_sample_value('nova_drs_servers_held'))
