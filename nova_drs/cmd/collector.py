@@ -28,9 +28,14 @@ def main(argv=None):
     try:
         database = db_api.Database.from_conf(CONF)
         database.engine  # noqa: B018  (fail now with a clear message)
-        metrics.start_exporter(CONF, database)
-    except (db_api.DatabaseError, OSError) as exc:
+    except db_api.DatabaseError as exc:
         print('nova-drs-collector: %s' % exc, file=sys.stderr)
+        return 1
+    try:
+        metrics.start_exporter(CONF, database)
+    except OSError as exc:
+        print('nova-drs-collector: [drs_metrics] cannot serve metrics: %s' % exc,
+              file=sys.stderr)
         return 1
     launcher = service.launch(CONF, collector.CollectorService(CONF, database),
                               restart_method='mutate')

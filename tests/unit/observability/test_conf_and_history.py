@@ -125,3 +125,21 @@ def test_grafana_dashboard_uses_only_exposed_metrics(tmp_path, database):
     used = {name for panel in dashboard['panels'] for target in panel['targets']
             for name in re.findall(r'nova_drs_\w+', target['expr'])}
     assert used and used <= exposed, used - exposed
+
+
+def test_collector_with_metrics_port_in_use_is_one_line_and_exit_1(tmp_path):
+    import socket
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        (tmp_path / 'nova.conf').write_text(
+            '[drs]\nstate_path = %s\n[drs_metrics]\nport = %d\n'
+            % (tmp_path / 'state', taken.getsockname()[1]))
+        result = subprocess.run(
+            [sys.executable, '-m', 'nova_drs.cmd.collector', '--config-file',
+             str(tmp_path / 'nova.conf')], capture_output=True, text=True, timeout=60,
+            env={**os.environ, 'PYTHONWARNINGS': 'ignore'})
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        'nova-drs-collector: [drs_metrics] cannot serve metrics: [Errno 98] Address already '
+        'in use']
