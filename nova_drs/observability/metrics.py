@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from nova_drs.db import api as db_api
 from nova_drs.db import models
+from nova_drs.db import state_history
 from nova_drs.observability import energy
 
 LOG = logging.getLogger(__name__)
@@ -162,9 +163,8 @@ class DatabaseCollector:
 
     def _transitions(self):
         table = models.DrsHostStateChange.__table__
+        counts = state_history.counts_by_state(self.database)
         with self.database.reader() as session:
-            counts = session.execute(sa.select(table.c.state, sa.func.count())
-                                     .group_by(table.c.state)).all()
             recent = session.execute(
                 sa.select(table.c.host, table.c.state, table.c.changed_at)
                 .where(table.c.changed_at >= timeutils.utcnow() - WAKE_LATENCY_WINDOW,
@@ -173,7 +173,7 @@ class DatabaseCollector:
         transitions = core.CounterMetricFamily(
             'nova_drs_host_transitions', 'Host state transitions by the state entered '
             '(suspended = suspends, waking = wakes).', labels=['state'])
-        for state, count in sorted(counts):
+        for state, count in sorted(counts.items()):
             transitions.add_metric([state], count)
         yield transitions
         latencies, started = [], {}
