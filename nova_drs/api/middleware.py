@@ -20,6 +20,7 @@ Routes (with or without the project id, as in nova since 2.18)::
     POST   /loadbalancer/plan/action     approve | reject
     GET    /loadbalancer/policies        installed algorithms and their parameters
     GET    /loadbalancer/requests/{id}   progress and outcome of a scale_server request
+    GET    /loadbalancer/energy          kWh drawn and saved (?since=7d&cluster=X)
 
 Every request goes through the same steps, in nova's order: microversion
 negotiation (400 for a malformed ``OpenStack-API-Version``, 406 outside
@@ -43,6 +44,7 @@ import webob.dec
 import webob.exc
 
 from nova_drs.api import algorithms
+from nova_drs.api import energy
 from nova_drs.api import faults
 from nova_drs.api import hosts
 from nova_drs.api import plans
@@ -79,6 +81,8 @@ ROUTES = (
     ('/policies', {'GET': _route('algorithms', 'list', policies.POLICY_LIST)}),
     ('/requests/{request_id}', {'GET': _route('hosts', 'show_request',
                                               policies.SCALE_SHOW)}),
+    ('/energy', {'GET': _route('energy', 'report', policies.ENERGY_REPORT,
+                               query=schemas.ENERGY_QUERY)}),
     ('/{host}', {'GET': _route('hosts', 'show', policies.HOST_SHOW)}),
 )
 
@@ -160,7 +164,8 @@ class LoadBalancerMiddleware:
         return {'hosts': hosts.HostsController(database),
                 'rules': rules.RulesController(database),
                 'plans': plans.PlansController(database),
-                'algorithms': algorithms.AlgorithmsController()}
+                'algorithms': algorithms.AlgorithmsController(),
+                'energy': energy.EnergyController(database)}
 
     @webob.dec.wsgify
     def __call__(self, req):

@@ -39,6 +39,7 @@ PLAN_REJECT = PREFIX % 'plan:reject'
 POLICY_LIST = PREFIX % 'policy:list'
 SCALE_SERVER = PREFIX % 'scale_server'
 SCALE_SHOW = PREFIX % 'scale:show'
+ENERGY_REPORT = PREFIX % 'energy:report'
 
 _ACTION = '/loadbalancer/action'
 _RULES = [
@@ -79,6 +80,8 @@ _RULES = [
           'Ask the DRS daemon to scale a server to another flavor (scale_server).'),
     _rule('scale:show', 'GET', '/loadbalancer/requests/{request_id}',
           'Show the progress and outcome of a scale request.'),
+    _rule('energy:report', 'GET', '/loadbalancer/energy',
+          'Report kWh drawn and saved, suspended host-hours and migrations.'),
 ]
 
 

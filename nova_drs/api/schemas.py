@@ -127,6 +127,16 @@ PLAN_QUERY = {
     'additionalProperties': False,
 }
 
+#: GET /loadbalancer/energy: ?since=7d|12h|30m|ISO time & cluster=aggregate.
+ENERGY_QUERY = {
+    'type': 'object',
+    'properties': {'since': {'type': 'array', 'maxItems': 1,
+                             'items': {'type': 'string', 'minLength': 1, 'maxLength': 64,
+                                       'pattern': '^[0-9A-Za-z:.+-]+$'}},
+                   'cluster': {'type': 'array', 'items': HOST, 'maxItems': 1}},
+    'additionalProperties': False,
+}
+
 #: A query that takes no parameters.
 NO_QUERY = {'type': 'object', 'additionalProperties': False}
 

@@ -8,6 +8,7 @@ from oslo_service import service
 from nova_drs import conf as drs_conf
 from nova_drs.conf import startup
 from nova_drs.db import api as db_api
+from nova_drs.observability import metrics
 from nova_drs.stats import collector
 
 CONF = drs_conf.CONF
@@ -28,6 +29,12 @@ def main(argv=None):
         database = db_api.Database.from_conf(CONF)
     except (drs_conf.ConfigError, db_api.DatabaseError) as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
+        return 1
+    try:
+        metrics.start_exporter(CONF, database)
+    except OSError as exc:
+        print('nova-drs-collector: [drs_metrics] cannot serve metrics: %s' % exc,
+              file=sys.stderr)
         return 1
     launcher = service.launch(CONF, collector.CollectorService(CONF, database),
                               restart_method='mutate')

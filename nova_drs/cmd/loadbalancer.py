@@ -23,6 +23,7 @@ from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs import loadbalancer_plugins
+from nova_drs.observability import metrics
 
 CONF = drs_conf.CONF
 LOG = logging.getLogger(__name__)
@@ -100,6 +101,11 @@ def main(argv=None):
     except coordination.CoordinationError as exc:
         return _fail(exc)
     balancer = service.LoadBalancer(CONF, nova, database, policy, power, coordinator)
+    try:
+        metrics.start_exporter(CONF, database)
+    except OSError as exc:
+        coordinator.stop()
+        return _fail('[drs_metrics] cannot serve metrics: %s' % exc)
     stop = threading.Event()
     LOG.info('nova-loadbalancer started, period %ds, automation %s',
              CONF.loadbalancer.period, CONF.loadbalancer.automation)

@@ -34,6 +34,9 @@ def build_parser():
                         help='drs parameter values to sweep, repeatable (cartesian product)')
     parser.add_argument('--keep-idle-vms', action='store_true',
                         help='do not retire VMs whose demand drops to zero (CloudSim does)')
+    parser.add_argument('--ping-pong-window', type=float, default=3600.0, metavar='SECONDS',
+                        help='a server migrated back to a host it left at most this long '
+                             'before counts as one ping-pong (default %(default)s)')
     parser.add_argument('--json', help='write all metrics and series to this file')
     parser.add_argument('--report', help='directory for index.html, PNG plots and JSON')
     parser.add_argument('--no-progress', action='store_true',
@@ -54,6 +57,8 @@ def progress_bar(prefix):
 
 
 def run(args):
+    if args.ping_pong_window < 0:
+        raise ValueError('--ping-pong-window must be 0 or more seconds')
     names, data = traces.load_directory(args.traces, args.samples)
     policies = args.policies or ['drs']
     results = []
@@ -61,7 +66,8 @@ def run(args):
         for params in sweep.parse(args.sweep) if name in catalog.PARAMETRISED else [None]:
             simulation = engine.Simulation(names, data, name, hosts=args.hosts,
                                            host_model=args.host_model, seed=args.seed,
-                                           retire_idle=not args.keep_idle_vms, params=params)
+                                           retire_idle=not args.keep_idle_vms, params=params,
+                                           ping_pong_window=args.ping_pong_window)
             show = None if args.no_progress or not sys.stderr.isatty() else progress_bar(name)
             result = simulation.run(progress=show)
             result['params'] = params

@@ -13,6 +13,8 @@ from nova_drs.conf import database
 from nova_drs.conf import decision
 from nova_drs.conf import drs
 from nova_drs.conf import loadbalancer
+from nova_drs.conf import metrics
+from nova_drs.conf import oscillation
 from nova_drs.conf import power
 from nova_drs.conf import resources
 from nova_drs.conf import scale
@@ -32,6 +34,8 @@ _MODULES = (
     coordination,
     power,
     scale,
+    metrics,
+    oscillation,
 )
 
 

@@ -9,6 +9,8 @@ import logging
 
 from keystoneauth1 import exceptions as ks_exc
 
+from nova_drs.observability import metrics
+
 LOG = logging.getLogger(__name__)
 
 COMPUTE_MICROVERSION = '2.95'
@@ -49,6 +51,7 @@ class NovaAPI:
         return self._placement
 
     def _call(self, adapter, method, url, microversion, body=None):
+        metrics.count_request(getattr(adapter, 'service_type', None) or 'unknown', method)
         try:
             response = adapter.request(url, method, json=body, microversion=microversion,
                                        raise_exc=False)

@@ -12,6 +12,7 @@ from nova_drs import cluster_policy
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
+from nova_drs.daemon import oscillation
 from nova_drs.daemon import orchestrator as orchestrator_mod
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import models
@@ -21,6 +22,7 @@ from nova_drs.loadbalancer import drs
 from nova_drs.loadbalancer import even
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import planner
+from nova_drs.observability import metrics
 from nova_drs.overcommit import placement_sync
 from nova_drs.scale import executor as scale_executor
 
@@ -70,11 +72,13 @@ class LoadBalancer:
                                     group.history_length, group.stats_max_age,
                                     group.host_cooldown)
         try:
-            view = observer.observe()
+            with metrics.observe_phase('observe'):
+                view = observer.observe()
             if not dry_run:
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
-                self._advance_lifecycles()
+                with metrics.observe_phase('lifecycle'):
+                    self._advance_lifecycles()
                 self.orchestrator.settle(view, group.migration_timeout)
                 if group.sync_overcommit:
                     self._sync_overcommit(view)
@@ -82,11 +86,18 @@ class LoadBalancer:
         except nova_api.NovaUnavailable as exc:
             LOG.error('cycle skipped, nothing done: %s', exc)
             return {'skipped': str(exc)}
-        actions = self._plan(view)
-        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts)}
+        metrics.note_view(view)
+        with metrics.observe_phase('plan'):
+            actions = self._plan(view)
+        guard = self.conf.drs_oscillation
+        actions, held = oscillation.hold(
+            self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
+            guard.max_moves_per_server, guard.oscillation_window)
+        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts), 'held': held}
         if dry_run:
             return summary
-        summary.update(self._act(actions, view))
+        with metrics.observe_phase('act'):
+            summary.update(self._act(actions, view))
         return summary
 
     def _advance_lifecycles(self):

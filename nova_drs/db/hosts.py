@@ -13,6 +13,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import state_history
 
 ACTIVE = 'active'
 SUSPENDING = 'suspending'
@@ -122,6 +123,7 @@ def transition(database, host, from_states, to_state, reason):
                     state_version=table.c.state_version + 1))
         if result.rowcount != 1:
             return None
+        state_history.record(session, host, to_state, reason, timeutils.utcnow())
         return session.execute(
             sa.select(table.c.state_version).where(table.c.host == host)).scalar_one()
 

@@ -259,3 +259,20 @@ class OvercommitSyncedRatio(TimestampMixin, Base):
     host = sa.Column(sa.String(255), primary_key=True)
     resource_class = sa.Column(sa.String(32), primary_key=True)
     allocation_ratio = sa.Column(sa.Float, nullable=False)
+
+
+class DrsHostStateChange(Base):
+    """One host state transition: the history suspends, wakes and energy come from."""
+
+    __tablename__ = 'drs_host_state_changes'
+
+    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    state = sa.Column(sa.String(32), nullable=False)
+    reason = sa.Column(sa.Text)
+    changed_at = sa.Column(sa.DateTime, nullable=False)
+
+    __table_args__ = (
+        sa.Index('drs_host_state_changes_host_idx', 'host', 'changed_at'),
+        sa.Index('drs_host_state_changes_changed_at_idx', 'changed_at'),
+    )

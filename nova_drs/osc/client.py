@@ -66,5 +66,11 @@ class DrsClient:
     def list_policies(self):
         return self._request('GET', '/loadbalancer/policies')['policies']
 
+    def energy_report(self, since, cluster=None):
+        query = {'since': since}
+        if cluster:
+            query['cluster'] = cluster
+        return self._request('GET', '/loadbalancer/energy?' + parse.urlencode(query))['energy']
+
     def get_request(self, request_id):
         return self._request('GET', '/loadbalancer/requests/%s' % _quote(request_id))['request']

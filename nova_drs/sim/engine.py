@@ -17,6 +17,7 @@ from nova_drs.loadbalancer import placement
 from nova_drs.loadbalancer import planner
 from nova_drs.sim import datacenter
 from nova_drs.sim import metrics
+from nova_drs.sim import oscillation
 
 # CloudSim's null RAM/bandwidth utilisation model: after creation, VMs
 # reserve neither RAM nor vCPUs, only their CPU demand is checked.
@@ -30,7 +31,7 @@ class SimulationError(ValueError):
 class Simulation:
     def __init__(self, names, traces, policy_name, hosts=datacenter.DEFAULT_HOSTS,
                  host_model='cloudsim', seed=0, interval=datacenter.INTERVAL,
-                 retire_idle=True, params=None):
+                 retire_idle=True, params=None, ping_pong_window=oscillation.DEFAULT_WINDOW):
         self.names = names
         self.traces = traces
         self.policy_name = policy_name
@@ -46,6 +47,7 @@ class Simulation:
         self._host_objects = {}
         self.retire_idle = retire_idle
         self.retired = 0
+        self.ping_pong = oscillation.PingPongCounter(ping_pong_window)
 
     def _host(self, i, state, ratio=UNBOUNDED_RATIO):
         key = (i, state, ratio)
@@ -102,6 +104,7 @@ class Simulation:
                                     seed=self.seed + k)
                 for action in plan.migrations:
                     v = vm_index[action.instance]
+                    self.ping_pong.moved(v, action.source, action.destination, now)
                     host_of[v] = index[action.destination]
                     last_moved[v] = now
                     moves.append(v)
@@ -118,6 +121,7 @@ class Simulation:
                 progress(k + 1, samples)
         result = acc.summary()
         result.update(policy=self.policy_name, vms=n_vms, hosts=n_hosts, retired_vms=self.retired,
+                      ping_pong=self.ping_pong.count,
                       runtime_s=round(time.perf_counter() - started, 2))
         return result
 

@@ -12,7 +12,8 @@ class TestPolicyDefaults(unittest.TestCase):
 
     def test_every_rule_is_admin_only_and_documented(self):
         rules = policies.list_rules()
-        self.assertEqual(19, len(rules))  # 16 + clear_wake_failed, enter/exit_maintenance
+        # + clear_wake_failed, enter/exit_maintenance, energy:report
+        self.assertEqual(20, len(rules))
         for rule in rules:
             self.assertTrue(rule.name.startswith('nova_drs:loadbalancer:'))
             self.assertEqual('role:admin', rule.check_str)

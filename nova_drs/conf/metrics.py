@@ -1,0 +1,70 @@
+"""Prometheus metrics and the power model: groups ``[drs_metrics]``, ``[drs_energy]``.
+
+nova-loadbalancer and nova-drs-collector each serve ``/metrics`` over HTTP
+when ``[drs_metrics] port`` is set; everything the DRS database records is
+read at scrape time, so both processes report the same figures.
+"""
+
+from oslo_config import cfg
+from oslo_config import types
+
+CURVE_POINTS = 11
+
+
+class PowerCurve(types.List):
+    """11 non-decreasing watt figures, idle (0 %) to full load (100 %)."""
+
+    def __init__(self):
+        super().__init__(item_type=types.Float(min=0), type_name='power curve')
+
+    def __call__(self, value):
+        points = super().__call__(value)
+        if len(points) != CURVE_POINTS or points != sorted(points):
+            raise ValueError('a power curve is %d non-decreasing watt figures for 0, '
+                             '10, ..., 100 %% CPU, not %r' % (CURVE_POINTS, value))
+        return points
+
+metrics_group = cfg.OptGroup(
+    'drs_metrics', title='nova-drs Prometheus metrics',
+    help='The Prometheus endpoint of nova-loadbalancer and nova-drs-collector.')
+
+metrics_opts = [
+    cfg.HostAddressOpt('bind_host',
+                       default='127.0.0.1',
+                       help='Address the /metrics HTTP endpoint listens on.'),
+    cfg.PortOpt('port',
+                default=0,
+                help='TCP port of the /metrics HTTP endpoint; 0 (the default) '
+                     'serves no metrics. Give the daemon and the collector '
+                     'different ports when they share a host.'),
+]
+
+energy_group = cfg.OptGroup(
+    'drs_energy', title='nova-drs power model',
+    help='Watts a host draws, for the power metrics and "openstack drs report '
+         'energy" when no Redfish BMC measures it.')
+
+energy_opts = [
+    cfg.Opt('power_curve',
+            type=PowerCurve(),
+            default='100,120,135,150,165,180,195,210,225,240,250',
+            help='Watts drawn at 0, 10, ..., 100 % CPU utilisation (11 values, '
+                 'SPECpower style, linear in between). The aggregate metadata '
+                 'key "drs_power_curve" (same format) overrides it for the '
+                 'aggregate\'s hosts.'),
+    cfg.FloatOpt('suspended_watts',
+                 default=5.0, min=0.0,
+                 help='Watts a suspended or powered-off host still draws '
+                      '(BMC, standby NIC).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(metrics_group)
+    conf.register_opts(metrics_opts, group=metrics_group)
+    conf.register_group(energy_group)
+    conf.register_opts(energy_opts, group=energy_group)
+
+
+def list_opts():
+    return [(metrics_group, metrics_opts), (energy_group, energy_opts)]

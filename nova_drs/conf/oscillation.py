@@ -1,0 +1,33 @@
+"""Oscillation guard: group ``[drs_oscillation]``.
+
+A server the daemon keeps moving is held where it is, however good the
+next move looks: repeated moves cost more than the imbalance they fix.
+"""
+
+from oslo_config import cfg
+
+oscillation_group = cfg.OptGroup(
+    'drs_oscillation', title='nova-drs oscillation guard',
+    help='Hold servers the daemon has migrated too often.')
+
+oscillation_opts = [
+    cfg.IntOpt('max_moves_per_server',
+               default=3, min=0,
+               help='Migrations a server may get within oscillation_window; a '
+                    'server already moved this many times is held (its planned '
+                    'migration, and the suspend of the host it would leave, are '
+                    'dropped and reported).'),
+    cfg.IntOpt('oscillation_window',
+               default=86400, min=0,
+               help='Seconds of migration history the guard counts; 0 turns the '
+                    'guard off.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(oscillation_group)
+    conf.register_opts(oscillation_opts, group=oscillation_group)
+
+
+def list_opts():
+    return [(oscillation_group, oscillation_opts)]

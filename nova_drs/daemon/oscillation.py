@@ -1,0 +1,53 @@
+"""Oscillation guard: hold servers the daemon migrated too often.
+
+Counts the migrations ``lb_migrations`` recorded per server within the
+window (one grouped query for the planned servers only); a server at the
+limit keeps its host, and a suspend of that host in the same plan is dropped
+too, since emptying it would move the server anyway.
+"""
+
+import datetime
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from nova_drs.db import models
+from nova_drs.observability import metrics
+
+
+def recent_moves(database, uuids, since):
+    """{instance_uuid: migrations requested since ``since``} for ``uuids``."""
+    if not uuids:
+        return {}
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return dict(session.execute(
+            sa.select(table.c.instance_uuid, sa.func.count())
+            .where(table.c.instance_uuid.in_(sorted(uuids)), table.c.created_at >= since)
+            .group_by(table.c.instance_uuid)).all())
+
+
+def hold(database, actions, hosted, max_moves, window, now=None):
+    """(actions to carry out, held servers as dicts) for plan ``actions`` (dicts).
+
+    ``hosted``: {server uuid: host} of the cycle's view; the servers of a host
+    planned for suspend count as moving too (the host lifecycle evacuates them).
+    """
+    if window <= 0:
+        return actions, []
+    since = (now or timeutils.utcnow()) - datetime.timedelta(seconds=window)
+    suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
+    moving = {a['instance']: a['source'] for a in actions if a['type'] == 'migrate'}
+    moving.update({uuid: host for uuid, host in hosted.items() if host in suspending})
+    moves = recent_moves(database, moving, since)
+    held = [{'instance': uuid, 'host': host, 'moves': moves[uuid],
+             'reason': 'moved %d times in %d s (max_moves_per_server %d)'
+                       % (moves[uuid], window, max_moves)}
+            for uuid, host in sorted(moving.items()) if moves.get(uuid, 0) >= max_moves]
+    held_ids = {h['instance'] for h in held}
+    kept_on = {h['host'] for h in held}
+    kept = [a for a in actions
+            if not (a['type'] == 'migrate' and a['instance'] in held_ids)
+            and not (a['type'] == 'suspend' and a['host'] in kept_on)]
+    metrics.note_held(len(held))
+    return kept, held

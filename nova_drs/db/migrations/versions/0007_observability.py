@@ -1,0 +1,31 @@
+"""Host state history (``drs_host_state_changes``) for metrics and energy reports.
+
+Revision ID: 0007_observability
+Revises: 0005_maintenance
+Create Date: 2026-11-23
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0007_observability'
+down_revision = '0005_maintenance'
+branch_labels = None
+depends_on = None
+
+BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+
+def upgrade():
+    op.create_table(
+        'drs_host_state_changes',
+        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('host', sa.String(255), nullable=False),
+        sa.Column('state', sa.String(32), nullable=False),
+        sa.Column('reason', sa.Text),
+        sa.Column('changed_at', sa.DateTime, nullable=False),
+    )
+    op.create_index('drs_host_state_changes_host_idx', 'drs_host_state_changes',
+                    ['host', 'changed_at'])
+    op.create_index('drs_host_state_changes_changed_at_idx', 'drs_host_state_changes',
+                    ['changed_at'])

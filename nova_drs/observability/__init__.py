@@ -1,0 +1,1 @@
+"""What operators see of nova-drs: Prometheus metrics, power model, energy reports."""

@@ -1,0 +1,154 @@
+"""Energy and power figures from the DRS database and the power model.
+
+Hosts' states come from ``drs_hosts`` and their transition history, their
+utilisation from the statistics store; the curves from ``[drs_energy]`` and
+the aggregates' ``drs_power_curve`` metadata.
+"""
+
+import logging
+
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import models
+from nova_drs.db import state_history
+from nova_drs.observability import power_model
+from nova_drs.stats import store
+
+LOG = logging.getLogger(__name__)
+CURVE_KEY = 'drs_power_curve'
+
+
+def host_curves(aggregates):
+    """{host: curve} for hosts whose aggregate sets a valid ``drs_power_curve``.
+
+    ``aggregates``: dicts with name, hosts and metadata (nova's view). An
+    invalid value is logged and the default curve is used.
+    """
+    curves = {}
+    for aggregate in sorted(aggregates, key=lambda a: a['name']):
+        text = (aggregate.get('metadata') or {}).get(CURVE_KEY)
+        if text is None:
+            continue
+        try:
+            curve = power_model.parse_curve(text)
+        except ValueError as exc:
+            LOG.warning('aggregate %s: ignoring %s: %s', aggregate['name'], CURVE_KEY, exc)
+            continue
+        for host in aggregate.get('hosts') or ():
+            curves.setdefault(host, curve)
+    return curves
+
+
+def _curve(conf, curves, host):
+    return curves.get(host) or tuple(conf.drs_energy.power_curve)
+
+
+def power_now(database, conf, curves=None):
+    """[(host, state, watts drawn, watts saved)] from each host's newest sample."""
+    curves = curves or {}
+    states = drs_hosts.states(database)
+    samples = store.latest_hosts(database, list(states))
+    result = []
+    for host, state in sorted(states.items()):
+        newest = samples.get(host) or [{}]
+        utilisation = (newest[0].get('cpu_used_percent') or 0.0) / 100.0
+        drawn, saved = power_model.power_now(state, _curve(conf, curves, host), utilisation,
+                                             conf.drs_energy.suspended_watts)
+        result.append((host, state, drawn, saved))
+    return result
+
+
+def _mean_utilisation(database, hosts, since, until):
+    table = models.ComputeNodeStats.__table__
+    query = (sa.select(table.c.host, sa.func.avg(table.c.cpu_used_percent))
+             .where(table.c.sampled_at >= since, table.c.sampled_at < until)
+             .group_by(table.c.host))
+    with database.reader() as session:
+        means = {host: (value or 0.0) / 100.0 for host, value in session.execute(query)}
+    return {host: means.get(host, 0.0) for host in hosts}
+
+
+def _migrations(database, hosts, since, until):
+    table = models.LbMigration.__table__
+    query = (sa.select(table.c.status, sa.func.count())
+             .where(table.c.created_at >= since, table.c.created_at < until,
+                    table.c.source.in_(list(hosts)))
+             .group_by(table.c.status))
+    with database.reader() as session:
+        return dict(session.execute(query).all())
+
+
+def _account(database, conf, since, until, hosts, curves):
+    """(totals HostEnergy, measured Wh, {host: HostEnergy}) of ``hosts``."""
+    current = drs_hosts.states(database)
+    hosts = sorted(current if hosts is None else set(hosts) & set(current))
+    before = state_history.state_before(database, since, hosts)
+    changes = {}
+    for change in state_history.changes(database, since, until, hosts):
+        changes.setdefault(change['host'], []).append((change['changed_at'],
+                                                       change['state']))
+    utilisation = _mean_utilisation(database, hosts, since, until)
+    totals, measured_wh, per_host = power_model.HostEnergy(), 0.0, {}
+    for host in hosts:
+        host_changes = changes.get(host, [])
+        # Without earlier history the host was in the state it first left, or
+        # in its current state when it never moved.
+        initial = before.get(host) or (
+            _first_left(host_changes) if host_changes else current[host])
+        spans = power_model.intervals(initial, host_changes, since, until)
+        energy = power_model.host_energy(spans, _curve(conf, curves, host),
+                                         utilisation[host], conf.drs_energy.suspended_watts)
+        totals.drawn_wh += energy.drawn_wh
+        totals.saved_wh += energy.saved_wh
+        totals.suspended_hours += energy.suspended_hours
+        measured_wh += energy.drawn_wh if energy.measured else 0.0
+        per_host[host] = energy
+    return totals, measured_wh, per_host
+
+
+def report(database, conf, since, until=None, hosts=None, curves=None):
+    """Energy of ``hosts`` (default: every known host) between since and until.
+
+    kWh drawn, kWh saved against all hosts on, suspended host-hours,
+    migrations requested by the daemon, and which share was measured.
+    """
+    until = until or timeutils.utcnow()
+    totals, measured_wh, per_host = _account(database, conf, since, until, hosts,
+                                             curves or {})
+    migrations = _migrations(database, list(per_host), since, until) if per_host else {}
+    return {
+        'since': since.isoformat(), 'until': until.isoformat(), 'hosts': len(per_host),
+        'kwh_drawn': round(totals.drawn_wh / 1000, 4),
+        'kwh_saved': round(totals.saved_wh / 1000, 4),
+        'suspended_host_hours': round(totals.suspended_hours, 3),
+        'migrations': sum(migrations.values()),
+        'migrations_by_status': migrations,
+        'measured_share': round(measured_wh / totals.drawn_wh, 4) if totals.drawn_wh else 0.0,
+        'per_host': [{'host': host, 'kwh_drawn': round(energy.drawn_wh / 1000, 4),
+                      'kwh_saved': round(energy.saved_wh / 1000, 4),
+                      'suspended_hours': round(energy.suspended_hours, 3),
+                      'source': 'measured' if energy.measured else 'modelled'}
+                     for host, energy in per_host.items()],
+    }
+
+
+def _first_left(host_changes):
+    """The state a host was in before its first recorded transition."""
+    first = host_changes[0][1]
+    return {'suspending': 'active', 'suspended': 'suspending', 'waking': 'suspended',
+            'active': 'suspending', 'error': 'waking',
+            'entering_maintenance': 'active', 'maintenance': 'entering_maintenance'}.get(
+                first, 'active')
+
+
+def saved_kwh_total(database, conf, curves=None):
+    """kWh saved since the history began: the monotonic counter of the metrics."""
+    with database.reader() as session:
+        first = session.execute(sa.select(sa.func.min(
+            models.DrsHostStateChange.changed_at))).scalar()
+    if first is None:
+        return 0.0
+    totals, _, _ = _account(database, conf, first, timeutils.utcnow(), None, curves or {})
+    return totals.saved_wh / 1000

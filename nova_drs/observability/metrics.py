@@ -1,0 +1,301 @@
+"""Prometheus metrics of nova-loadbalancer and nova-drs-collector.
+
+Everything the DRS database records is read at scrape time by
+``DatabaseCollector`` (so the daemon and the collector report the same and
+a restart loses nothing); only what a process alone knows (cycle phase
+durations, requests to nova and placement) is counted in memory.
+"""
+
+import contextlib
+import datetime
+import logging
+import socket
+import threading
+from wsgiref import simple_server
+
+import prometheus_client
+from prometheus_client import core
+from prometheus_client import utils
+from oslo_utils import timeutils
+import sqlalchemy as sa
+
+from nova_drs.db import api as db_api
+from nova_drs.db import models
+from nova_drs.db import state_history
+from nova_drs.observability import energy
+
+LOG = logging.getLogger(__name__)
+
+REGISTRY = prometheus_client.CollectorRegistry()
+
+CYCLE_PHASE = prometheus_client.Histogram(
+    'nova_drs_cycle_phase_seconds', 'Duration of one phase of a daemon cycle.',
+    ['phase'], registry=REGISTRY,
+    buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, float('inf')))
+REQUESTS = prometheus_client.Counter(
+    'nova_drs_api_requests', 'Requests the daemon sent to nova and placement.',
+    ['service', 'method'], registry=REGISTRY)
+
+HELD = prometheus_client.Gauge(
+    'nova_drs_servers_held', 'Servers the oscillation guard held in the last cycle.',
+    registry=REGISTRY)
+HELD_TOTAL = prometheus_client.Counter(
+    'nova_drs_held_migrations', 'Planned migrations the oscillation guard dropped.',
+    registry=REGISTRY)
+
+#: Migration reasons as labels: the planner's, and the lifecycle's evacuation
+#: of a host being suspended; anything else is counted as "other".
+REASONS = {'overload': 'overload', 'underload': 'underload', 'capacity': 'capacity',
+           'evacuating host for suspend': 'evacuate'}
+WAKE_BUCKETS = (30, 60, 120, 300, 600, 1200, 1800, 3600)
+#: Wake latencies are computed over this much history at each scrape.
+WAKE_LATENCY_WINDOW = datetime.timedelta(days=1)
+
+#: What the daemon saw last: {host: cluster} and {host: power curve}.
+_view = {'clusters': {}, 'curves': {}}
+
+
+@contextlib.contextmanager
+def observe_phase(name):
+    """Time one phase of a cycle (observe, lifecycle, plan, act)."""
+    with CYCLE_PHASE.labels(name).time():
+        yield
+
+
+def count_request(service, method):
+    REQUESTS.labels(service, method).inc()
+
+
+def note_held(count):
+    HELD.set(count)
+    HELD_TOTAL.inc(count)
+
+
+def note_view(view):
+    """Remember cluster membership and power curves of the daemon's last view."""
+    _view['clusters'] = {host.name: host.cluster for host in view.snapshot.hosts}
+    _view['curves'] = energy.host_curves(view.aggregates)
+
+
+class DatabaseCollector:
+    """Reads the DRS database at scrape time (prometheus custom collector)."""
+
+    def __init__(self, database, conf):
+        self.database = database
+        self.conf = conf
+
+    def collect(self):
+        up = core.GaugeMetricFamily('nova_drs_database_up',
+                                    'Whether the last scrape could read the DRS database.')
+        try:
+            families = list(self._families())
+        except Exception as exc:  # a scrape never fails: it says the DB is down
+            LOG.warning('metrics: cannot read the DRS database: %s', db_api.reason(exc))
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield from families
+
+    def _families(self):
+        yield from self._hosts()
+        yield from self._migrations()
+        yield from self._transitions()
+        yield from self._stats()
+        yield from self._power()
+        with self.database.reader() as session:
+            pending = session.execute(sa.select(sa.func.count()).select_from(
+                models.LbPlan).where(models.LbPlan.status == 'pending')).scalar()
+        yield core.GaugeMetricFamily('nova_drs_plans_pending',
+                                     'Plans waiting for an administrator\'s approval.',
+                                     value=pending)
+
+    def _hosts(self):
+        table = models.DrsHost.__table__
+        with self.database.reader() as session:
+            rows = session.execute(sa.select(table.c.host, table.c.suspend_state,
+                                             table.c.wake_failed)).all()
+        by_state = core.GaugeMetricFamily('nova_drs_hosts', 'Hosts by DRS state and cluster.',
+                                          labels=['state', 'cluster'])
+        counts = {}
+        for host, state, _ in rows:
+            key = (state, _view['clusters'].get(host, ''))
+            counts[key] = counts.get(key, 0) + 1
+        for key, count in sorted(counts.items()):
+            by_state.add_metric(list(key), count)
+        yield by_state
+        yield core.GaugeMetricFamily('nova_drs_hosts_in_error', 'Hosts in DRS state error.',
+                                     value=sum(1 for r in rows if r[1] == 'error'))
+        yield core.GaugeMetricFamily('nova_drs_hosts_wake_failed',
+                                     'Hosts whose last wake failed.',
+                                     value=sum(1 for r in rows if r[2]))
+
+    def _migrations(self):
+        table = models.LbMigration.__table__
+        with self.database.reader() as session:
+            rows = session.execute(sa.select(table.c.status, table.c.reason, sa.func.count())
+                                   .group_by(table.c.status, table.c.reason)).all()
+        requested = core.CounterMetricFamily(
+            'nova_drs_migrations_requested', 'Migrations the daemon asked nova for.',
+            labels=['reason'])
+        finished = core.CounterMetricFamily(
+            'nova_drs_migrations_finished', 'Migrations that ended, by outcome.',
+            labels=['status', 'reason'])
+        running = core.GaugeMetricFamily('nova_drs_migrations_in_progress',
+                                         'Migrations requested and not finished yet.')
+        totals, ends, in_progress = {}, {}, 0
+        for status, reason, count in rows:
+            reason = REASONS.get(reason, 'other')
+            totals[reason] = totals.get(reason, 0) + count
+            if status == 'requested':
+                in_progress += count
+            else:
+                ends[(status, reason)] = ends.get((status, reason), 0) + count
+        for reason, count in sorted(totals.items()):
+            requested.add_metric([reason], count)
+        for key, count in sorted(ends.items()):
+            finished.add_metric(list(key), count)
+        running.add_metric([], in_progress)
+        yield requested
+        yield finished
+        yield running
+
+    def _transitions(self):
+        table = models.DrsHostStateChange.__table__
+        counts = state_history.counts_by_state(self.database)
+        with self.database.reader() as session:
+            recent = session.execute(
+                sa.select(table.c.host, table.c.state, table.c.changed_at)
+                .where(table.c.changed_at >= timeutils.utcnow() - WAKE_LATENCY_WINDOW,
+                       table.c.state.in_(('waking', 'active', 'error')))
+                .order_by(table.c.host, table.c.changed_at, table.c.id)).all()
+        transitions = core.CounterMetricFamily(
+            'nova_drs_host_transitions', 'Host state transitions by the state entered '
+            '(suspended = suspends, waking = wakes).', labels=['state'])
+        for state, count in sorted(counts.items()):
+            transitions.add_metric([state], count)
+        yield transitions
+        latencies, started = [], {}
+        for host, state, changed_at in recent:
+            if state == 'waking':
+                started[host] = changed_at
+            elif state == 'active' and host in started:
+                latencies.append((changed_at - started.pop(host)).total_seconds())
+        buckets = [[utils.floatToGoString(bound), sum(1 for v in latencies if v <= bound)]
+                   for bound in WAKE_BUCKETS] + [['+Inf', len(latencies)]]
+        yield core.HistogramMetricFamily(
+            'nova_drs_wake_latency_seconds',
+            'Seconds from waking to active, wakes of the last 24 hours.',
+            buckets=buckets, sum_value=sum(latencies))
+
+    def _stats(self):
+        hosts = models.ComputeNodeStats.__table__
+        instances = models.InstanceStats.__table__
+        max_age = datetime.timedelta(seconds=self.conf.loadbalancer.stats_max_age)
+        with self.database.reader() as session:
+            stored = {'host': session.execute(
+                sa.select(sa.func.count()).select_from(hosts)).scalar(),
+                'instance': session.execute(
+                    sa.select(sa.func.count()).select_from(instances)).scalar()}
+            newest = dict(session.execute(sa.select(hosts.c.host, sa.func.max(
+                hosts.c.sampled_at)).group_by(hosts.c.host)).all())
+            active = session.execute(sa.select(models.DrsHost.host).where(
+                models.DrsHost.suspend_state == 'active')).scalars().all()
+        samples = core.GaugeMetricFamily('nova_drs_stats_samples',
+                                         'Statistics samples stored (within retention).',
+                                         labels=['kind'])
+        for kind, count in sorted(stored.items()):
+            samples.add_metric([kind], count)
+        yield samples
+        limit = timeutils.utcnow() - max_age
+        stale = sum(1 for host in active if newest.get(host) is None or newest[host] < limit)
+        yield core.GaugeMetricFamily(
+            'nova_drs_stale_hosts', 'Active hosts without a sample newer than '
+            '[loadbalancer] stats_max_age: the daemon leaves them alone.', value=stale)
+
+    def _power(self):
+        curves = _view['curves']
+        hosts = energy.power_now(self.database, self.conf, curves)
+        drawn = core.GaugeMetricFamily('nova_drs_power_drawn_watts',
+                                       'Estimated watts drawn now, by cluster.',
+                                       labels=['cluster'])
+        saved = core.GaugeMetricFamily('nova_drs_power_saved_watts',
+                                       'Estimated watts saved now against all hosts on.',
+                                       labels=['cluster'])
+        per_cluster = {}
+        for host, _state, watts, saving in hosts:
+            cluster = _view['clusters'].get(host, '')
+            total = per_cluster.setdefault(cluster, [0.0, 0.0])
+            total[0] += watts
+            total[1] += saving
+        for cluster, (watts, saving) in sorted(per_cluster.items()):
+            drawn.add_metric([cluster], watts)
+            saved.add_metric([cluster], saving)
+        yield drawn
+        yield saved
+        yield core.CounterMetricFamily(
+            'nova_drs_energy_saved_kwh', 'Estimated kWh saved against all hosts on, '
+            'since the host state history began.',
+            value=energy.saved_kwh_total(self.database, self.conf, curves))
+
+
+_collector = []
+
+
+def start_exporter(conf, database):
+    """Serve /metrics when ``[drs_metrics] port`` is set; returns the server or None."""
+    if not conf.drs_metrics.port:
+        return None
+    return serve(conf.drs_metrics.bind_host, conf.drs_metrics.port, database, conf)
+
+
+def serve(bind_host, port, database, conf):
+    """Serve REGISTRY with a collector of ``database`` (replacing an earlier one)."""
+    while _collector:
+        REGISTRY.unregister(_collector.pop())
+    _collector.append(DatabaseCollector(database, conf))
+    REGISTRY.register(_collector[0])
+    server = MetricsServer(bind_host, port)
+    LOG.info('Prometheus metrics on http://%s:%d/metrics', bind_host, server.server_port)
+    return server
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, format, *args):
+        """Scrapes every few seconds would flood the service log."""
+
+
+class MetricsServer:
+    """/metrics on a thread that blocks in accept() only.
+
+    socketserver's serve_forever() polls with the select module it imported
+    first; under eventlet (nova's functional fixtures, oslo.service) that is
+    the unpatched one, which would freeze every green thread of the process.
+    """
+
+    def __init__(self, bind_host, port):
+        self._httpd = simple_server.make_server(
+            bind_host, port, prometheus_client.make_wsgi_app(REGISTRY),
+            handler_class=_QuietHandler)
+        self.server_port = self._httpd.server_port
+        self._stopped = False
+        self._thread = threading.Thread(target=self._serve, name='drs-metrics', daemon=True)
+        self._thread.start()
+
+    def _serve(self):
+        while not self._stopped:
+            try:
+                request, address = self._httpd.get_request()
+            except OSError:
+                return
+            try:
+                self._httpd.process_request(request, address)
+            except Exception:  # one broken scrape never stops the endpoint
+                LOG.exception('metrics: scrape from %s failed', address)
+
+    def shutdown(self):
+        self._stopped = True
+        with contextlib.suppress(OSError):
+            self._httpd.socket.shutdown(socket.SHUT_RDWR)
+        self._httpd.server_close()

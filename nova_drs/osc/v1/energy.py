@@ -1,0 +1,26 @@
+"""``openstack drs report energy``: kWh drawn and saved by suspending hosts."""
+
+from osc_lib.command import command
+
+FIELDS = (('Since', 'since'), ('Until', 'until'), ('Cluster', 'cluster'), ('Hosts', 'hosts'),
+          ('kWh Drawn', 'kwh_drawn'), ('kWh Saved', 'kwh_saved'),
+          ('Suspended Host-Hours', 'suspended_host_hours'), ('Migrations', 'migrations'),
+          ('Measured Share', 'measured_share'))
+
+
+class ReportEnergy(command.ShowOne):
+    """Energy drawn and saved against "all hosts on" (modelled unless measured)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--cluster', metavar='<aggregate>',
+                            help='Only the hosts of this aggregate')
+        parser.add_argument('--since', metavar='<7d|12h|30m|ISO time>', default='24h',
+                            help='Start of the period (default: 24h ago)')
+        return parser
+
+    def take_action(self, parsed_args):
+        report = self.app.client_manager.drs.energy_report(parsed_args.since,
+                                                           parsed_args.cluster)
+        return (tuple(heading for heading, _ in FIELDS),
+                tuple(report.get(key) for _, key in FIELDS))

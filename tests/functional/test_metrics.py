@@ -1,0 +1,135 @@
+"""/metrics on real nova: a consolidation cycle, then a scrape over HTTP on loopback."""
+
+import datetime
+import urllib.request
+
+from oslo_utils import timeutils
+from prometheus_client import parser
+import sqlalchemy as sa
+
+from nova_drs import conf as drs_conf
+from nova_drs.db import models
+from nova_drs.observability import metrics
+from tests.functional import daemon_support
+from tests.functional import test_daemon_cycle
+
+
+def scrape(server):
+    url = 'http://127.0.0.1:%d/metrics' % server.server_port
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    samples = {}
+    for family in parser.text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+class TestMetricsAfterConsolidation(test_daemon_cycle.DaemonTestBase):
+
+    def setUp(self):
+        super().setUp()
+        self.server = metrics.serve('127.0.0.1', 0, self.drs_db, drs_conf.CONF)
+        self.addCleanup(self.server.shutdown)
+
+    def test_scrape_shows_what_the_database_recorded(self):
+        before = scrape(self.server)
+        requests_before = before.get(('nova_drs_api_requests_total',
+                                      (('method', 'GET'), ('service', 'compute'))), 0)
+        self.quiet_host1()
+        cycles = 0
+        while cycles < 8:
+            self.cycle()
+            cycles += 1
+            if self.state('host1') == 'suspended':
+                break
+        self.assertEqual('suspended', self.state('host1'))
+
+        samples = scrape(self.server)
+        with self.drs_db.reader() as session:
+            migrations = session.execute(sa.select(
+                models.LbMigration.status, models.LbMigration.reason)).all()
+            suspended_at = session.execute(sa.select(models.DrsHost.state_changed_at).where(
+                models.DrsHost.host == 'host1')).scalar_one()
+        self.assertEqual([('done', 'evacuating host for suspend')], migrations)
+        self.assertEqual(1, samples[('nova_drs_migrations_requested_total',
+                                     (('reason', 'evacuate'),))])
+        self.assertEqual(1, samples[('nova_drs_migrations_finished_total',
+                                     (('reason', 'evacuate'), ('status', 'done')))])
+        self.assertEqual(0, samples[('nova_drs_migrations_in_progress', ())])
+        self.assertEqual(1, samples[('nova_drs_hosts',
+                                     (('cluster', 'cluster1'), ('state', 'suspended')))])
+        self.assertEqual(2, samples[('nova_drs_hosts',
+                                     (('cluster', 'cluster1'), ('state', 'active')))])
+        self.assertEqual(1, samples[('nova_drs_host_transitions_total',
+                                     (('state', 'suspending'),))])
+        self.assertEqual(1, samples[('nova_drs_host_transitions_total',
+                                     (('state', 'suspended'),))])
+        self.assertEqual(0, samples[('nova_drs_hosts_in_error', ())])
+        self.assertEqual(0, samples[('nova_drs_stale_hosts', ())])
+        self.assertEqual(0, samples[('nova_drs_plans_pending', ())])
+        self.assertEqual(1, samples[('nova_drs_database_up', ())])
+        # 12 samples per host (record_load), 12 for each of the 3 servers.
+        self.assertEqual(36, samples[('nova_drs_stats_samples', (('kind', 'host'),))])
+        self.assertEqual(36, samples[('nova_drs_stats_samples', (('kind', 'instance'),))])
+        # Default curve: 120 W at 10 % CPU (host2, host3), 100 W idle; 5 W suspended.
+        self.assertEqual(245.0, samples[('nova_drs_power_drawn_watts',
+                                         (('cluster', 'cluster1'),))])
+        self.assertEqual(95.0, samples[('nova_drs_power_saved_watts',
+                                        (('cluster', 'cluster1'),))])
+        seconds = (timeutils.utcnow() - suspended_at).total_seconds()
+        saved = samples[('nova_drs_energy_saved_kwh_total', ())]
+        self.assertGreater(saved, 0)
+        self.assertLessEqual(saved, 95.0 * (seconds + 1) / 3.6e6 + 1e-4)
+        self.assertEqual(cycles, samples[('nova_drs_cycle_phase_seconds_count',
+                                          (('phase', 'plan'),))])
+        self.assertGreater(samples[('nova_drs_api_requests_total',
+                                    (('method', 'GET'), ('service', 'compute')))],
+                           requests_before)
+        self.assertGreater(samples[('nova_drs_api_requests_total',
+                                    (('method', 'POST'), ('service', 'compute')))], 0)
+
+    def test_wake_latency_and_error_hosts_come_from_history(self):
+        from nova_drs.db import hosts as drs_hosts
+        for host in self.COMPUTE_HOSTS:
+            drs_hosts.ensure(self.drs_db, host)
+        for from_state, to_state in (('active', 'suspending'), ('suspending', 'suspended'),
+                                     ('suspended', 'waking')):
+            drs_hosts.transition(self.drs_db, 'host2', from_state, to_state, 'test')
+        with self.drs_db.writer() as session:
+            session.execute(sa.update(models.DrsHostStateChange).where(
+                models.DrsHostStateChange.state == 'waking').values(
+                    changed_at=timeutils.utcnow() - datetime.timedelta(seconds=90)))
+        drs_hosts.transition(self.drs_db, 'host2', 'waking', 'active', 'woke')
+        drs_hosts.transition(self.drs_db, 'host3', 'active', 'suspending', 'test')
+        drs_hosts.transition(self.drs_db, 'host3', 'suspending', 'error', 'bmc down')
+        daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS}, {})
+        samples = scrape(self.server)
+        self.assertEqual(1, samples[('nova_drs_wake_latency_seconds_count', ())])
+        self.assertEqual(1, samples[('nova_drs_wake_latency_seconds_bucket',
+                                     (('le', '120.0'),))])
+        self.assertEqual(0, samples[('nova_drs_wake_latency_seconds_bucket',
+                                     (('le', '60.0'),))])
+        self.assertEqual(1, samples[('nova_drs_hosts_in_error', ())])
+
+
+class TestOscillationGuard(test_daemon_cycle.DaemonTestBase):
+
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
+                   ('drs_oscillation', 'max_moves_per_server'): '2'}
+
+    def test_server_moved_too_often_keeps_host_on_and_is_reported(self):
+        server, _others = self.quiet_host1()
+        from nova_drs.db import lb_migrations
+        for _ in range(2):
+            lb_migrations.finish(self.drs_db, lb_migrations.request(
+                self.drs_db, server['id'], 'host2', 'host1', 'live', 'overload'), 'done')
+        held = []
+        for _ in range(3):
+            held.extend(self.cycle()['held'])
+        self.assertEqual('active', self.state('host1'))
+        self.assertEqual('host1', self.server_host(server['id']))
+        self.assertEqual([], self.power.calls)
+        self.assertEqual({(server['id'], 'host1', 2)},
+                         {(h['instance'], h['host'], h['moves']) for h in held})
+        self.assertEqual(1, metrics.REGISTRY.get_sample_value('nova_drs_servers_held'))

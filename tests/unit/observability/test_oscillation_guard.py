@@ -1,0 +1,61 @@
+"""The oscillation guard on a real (SQLite) DRS database."""
+
+import datetime
+
+from oslo_utils import timeutils
+import pytest
+
+from nova_drs.daemon import oscillation
+from nova_drs.db import api
+from nova_drs.db import lb_migrations
+from nova_drs.db import migration
+from nova_drs.db import models
+
+
+@pytest.fixture
+def database(tmp_path):
+    db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+    migration.sync(db)
+    yield db
+    db.dispose()
+
+
+def moved(database, uuid, times, age_seconds=60):
+    for _ in range(times):
+        row_id = lb_migrations.request(database, uuid, 'a', 'b', 'live', 'overload')
+        with database.writer() as session:
+            session.get(models.LbMigration, row_id).created_at = (
+                timeutils.utcnow() - datetime.timedelta(seconds=age_seconds))
+
+
+MIGRATE = {'type': 'migrate', 'instance': 'vm1', 'source': 'h1', 'destination': 'h2',
+           'reason': 'overload'}
+SUSPEND = {'type': 'suspend', 'host': 'h3', 'reason': 'underload'}
+
+
+def test_server_at_the_limit_is_held_and_others_move(database):
+    moved(database, 'vm1', 3)
+    moved(database, 'vm2', 2)
+    other = dict(MIGRATE, instance='vm2')
+    kept, held = oscillation.hold(database, [MIGRATE, other], {}, 3, 3600)
+    assert kept == [other]
+    assert [(h['instance'], h['host'], h['moves']) for h in held] == [('vm1', 'h1', 3)]
+    assert 'max_moves_per_server 3' in held[0]['reason']
+
+
+def test_moves_outside_the_window_do_not_count(database):
+    moved(database, 'vm1', 5, age_seconds=7200)
+    assert oscillation.hold(database, [MIGRATE], {}, 3, 3600) == ([MIGRATE], [])
+
+
+def test_suspend_of_a_host_with_a_held_server_is_dropped(database):
+    moved(database, 'vm9', 1)
+    kept, held = oscillation.hold(database, [MIGRATE, SUSPEND], {'vm9': 'h3', 'vm1': 'h1'},
+                                  1, 3600)
+    assert kept == [MIGRATE]
+    assert [h['instance'] for h in held] == ['vm9']
+
+
+def test_window_zero_turns_the_guard_off(database):
+    moved(database, 'vm1', 9)
+    assert oscillation.hold(database, [MIGRATE], {}, 0, 0) == ([MIGRATE], [])
