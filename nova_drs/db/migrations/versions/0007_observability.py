@@ -1,7 +1,7 @@
 """Host state history (``drs_host_state_changes``) for metrics and energy reports.
 
 Revision ID: 0007_observability
-Revises: 0005_maintenance
+Revises: 0006_ratio_history
 Create Date: 2026-11-23
 """
 
@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '0007_observability'
-down_revision = '0005_maintenance'
+down_revision = '0006_ratio_history'
 branch_labels = None
 depends_on = None
 
