@@ -47,13 +47,13 @@ def test_bad_power_curve_fails_validation_naming_the_option(tmp_path):
         drs_conf.validate(conf)
 
 
-def test_collector_with_bad_metrics_port_is_one_line_and_exit_2(tmp_path):
+def test_collector_with_bad_metrics_port_is_one_line_and_exit_1(tmp_path):
     (tmp_path / 'nova.conf').write_text('[drs_metrics]\nport = 99999\n')
     result = subprocess.run(
         [sys.executable, '-m', 'nova_drs.cmd.collector', '--config-file',
          str(tmp_path / 'nova.conf')], capture_output=True, text=True, timeout=60,
         env={**os.environ, 'PYTHONWARNINGS': 'ignore'})  # oslo.service's eventlet notice
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 1
     assert '[drs_metrics] port' in result.stderr
 
