@@ -159,9 +159,9 @@ _SHORT_MESSAGES = {
 }
 
 
-def _location(error):
+def _location(error, whole):
     path = '/'.join(str(part) for part in error.absolute_path)
-    return path or 'request body'
+    return path or whole
 
 
 def _message(error):
@@ -173,7 +173,7 @@ def _message(error):
     return message[:197] + '...' if len(message) > 200 else message
 
 
-def validate(body, schema, what='field/attribute'):
+def validate(body, schema, what='field/attribute', whole='request body'):
     validator = jsonschema.Draft7Validator(schema, format_checker=FORMAT_CHECKER)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
@@ -181,12 +181,12 @@ def validate(body, schema, what='field/attribute'):
         if len(value) > 80:
             value = value[:77] + '...'
         raise ValidationError('Invalid input for %s %s. Value: %s. %s'
-                              % (what, _location(error), value, _message(error)))
+                              % (what, _location(error, whole), value, _message(error)))
 
 
 def validate_query(query, schema):
     """``query`` is {name: [values]}; the message names the query parameter."""
-    validate(query, schema, what='query parameter')
+    validate(query, schema, what='query parameter', whole='(query string)')
 
 
 def object_id(text):

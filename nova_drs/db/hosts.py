@@ -200,6 +200,7 @@ def suspend_within_floor(database, host, members, floor, reason):
                     state_version=table.c.state_version + 1))
         if result.rowcount != 1:
             return None, active
+        state_history.record(session, host, SUSPENDING, reason, timeutils.utcnow())
         return session.execute(
             sa.select(table.c.state_version).where(table.c.host == host)).scalar_one(), active
 
@@ -246,4 +247,7 @@ def transition_at(database, host, state, version, to_state, reason, **fields):
             .values(dict(fields, suspend_state=to_state, state_reason=reason,
                          state_changed_at=timeutils.utcnow(), power_requested_at=None,
                          state_version=version + 1)))
-        return version + 1 if result.rowcount == 1 else None
+        if result.rowcount != 1:
+            return None
+        state_history.record(session, host, to_state, reason, timeutils.utcnow())
+        return version + 1
