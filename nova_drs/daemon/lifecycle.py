@@ -53,6 +53,8 @@ class HostLifecycle:
         self.migration_timeout = datetime.timedelta(seconds=migration_timeout)
         self._crash_point = crash_point or (lambda name: None)
         self._now = clock
+        #: host -> may one more server leave it now? (the cycle's migration limits)
+        self.admit = lambda host: True
 
     # -- entry points -----------------------------------------------------
     def advance(self, record):
@@ -135,6 +137,9 @@ class HostLifecycle:
             else:
                 self._abort(record, service, 'server %s is %s%s and cannot be moved' % (
                     uuid, status, ' (%s)' % task if task else ''))
+                return
+            if not self.admit(host):
+                LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
                 return
             request_id = drs_migrations.request(self.db, uuid, host, None, kind,
                                                 'evacuating host for suspend')

@@ -48,9 +48,21 @@ class LoadBalancer:
             nova, database,
             limits={'per_host': group.max_migrations_per_host,
                     'per_destination': group.max_migrations_per_destination,
-                    'per_cluster': group.max_migrations_per_cluster},
+                    'per_cluster': group.max_migrations_per_cluster,
+                    'suspends_per_cycle': group.max_suspends_per_cycle,
+                    'wakes_per_cycle': group.max_wakes_per_cycle},
             instance_cooldown=group.instance_cooldown, still_leader=self._still_leader)
         self._warned = set()
+        self.observer = self._observer()
+
+    def _observer(self):
+        """The observer keeps the cloud's inventory between cycles (per nova client)."""
+        group = self.conf.loadbalancer
+        return observe.Observer(
+            self.nova, self.db, self.power_drivers, group.history_length,
+            group.stats_max_age, group.host_cooldown,
+            full_refresh_cycles=group.full_refresh_cycles,
+            stats_window=group.stats_max_age + group.history_length * group.period)
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()
@@ -62,35 +74,46 @@ class LoadBalancer:
                                   for r in rows])
 
     def run_cycle(self, dry_run=False):
-        """One cycle; returns a summary dict (also what --dry-run prints)."""
+        """One cycle; returns a summary dict (also what --dry-run prints).
+
+        nova and placement are read once (incrementally after the first
+        cycle); after the lifecycle steps only what they change is re-read.
+        A dry run writes nothing, not even the records of unknown hosts.
+        """
         if self.coordinator is not None and not self.coordinator.is_leader():
             return {'role': 'standby'}
         group = self.conf.loadbalancer
-        observer = observe.Observer(self.nova, self.db, self._rules(), self.power_drivers,
-                                    group.history_length, group.stats_max_age,
-                                    group.host_cooldown)
+        rules = self._rules()
+        if self.observer.nova is not self.nova:
+            self.observer = self._observer()
         try:
-            view = observer.observe()
+            raw = self.observer.fetch(register_hosts=not dry_run)
             if not dry_run:
+                view = observe.build_view(raw, rules, group.stats_max_age)
+                budget = orchestrator_mod.budget_for(view, self.orchestrator.limits)
+                self.lifecycle.admit = budget.admit_evacuation
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
                 self._advance_lifecycles()
                 self.orchestrator.settle(view, group.migration_timeout)
                 if group.sync_overcommit:
                     self._sync_overcommit(view)
-                view = observer.observe()
+                raw = self.observer.reread_after_act(raw)
+            view = observe.build_view(raw, rules, group.stats_max_age)
         except nova_api.NovaUnavailable as exc:
+            self.observer.inventory.invalidate()
             LOG.error('cycle skipped, nothing done: %s', exc)
             return {'skipped': str(exc)}
         actions = self._plan(view)
         summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts)}
         if dry_run:
             return summary
-        summary.update(self._act(actions, view))
+        summary.update(self._act(actions, view, budget))
         return summary
 
     def _advance_lifecycles(self):
-        for record in drs_hosts.list_all(self.db):
+        """One lifecycle step for every host in a power transition (one query)."""
+        for record in drs_hosts.list_with_power(self.db):
             busy = record['suspend_state'] in (drs_hosts.SUSPENDING, drs_hosts.WAKING)
             if not (busy or record['disabled_by_drs']
                     and record['suspend_state'] == drs_hosts.ACTIVE):
@@ -142,7 +165,11 @@ class LoadBalancer:
                     'suspend abandoned: %s' % record['state_reason'])
 
     def _sync_overcommit(self, view):
-        """Aggregate ratios into placement, so hosts added later get them too."""
+        """Aggregate ratios into placement, so hosts added later get them too.
+
+        Reuses the inventories observe read this cycle: placement is only
+        asked again for what must change.
+        """
         nodes = {}
         for hypervisor in view.hypervisors:
             nodes.setdefault(hypervisor['service']['host'], []).append(
@@ -151,7 +178,7 @@ class LoadBalancer:
                        'metadata': a.get('metadata') or {}} for a in view.aggregates]
         try:
             result = placement_sync.sync(self.nova.placement_adapter, self.db, aggregates,
-                                         nodes)
+                                         nodes, known=view.inventories)
         except Exception as exc:
             LOG.warning('overcommit sync skipped this cycle: %s', exc)
             return
@@ -260,8 +287,12 @@ class LoadBalancer:
             self._warned.add((cluster, key, value))
             LOG.warning('aggregate %s: ignoring invalid metadata %s=%r', cluster, key, value)
 
-    def _act(self, actions, view):
-        """Execute automatic clusters' actions; store manual ones for approval."""
+    def _act(self, actions, view, budget):
+        """Execute automatic clusters' actions; store manual ones for approval.
+
+        Approved plans run first, within the same cycle ``budget`` as the
+        lifecycle's evacuations and the automatic plan.
+        """
         automatic = [a for a in actions if a['automation'] == 'automatic']
         manual = [a for a in actions if a['automation'] == 'manual']
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
@@ -270,12 +301,16 @@ class LoadBalancer:
             plans.save(self.db, 'manual', manual, 'pending')
         for plan_id, approved in plans.approved(self.db):
             if plans.set_status(self.db, plan_id, 'executing', 'approved'):
-                self._count(summary, self.orchestrator.execute(approved, view))
-                plans.set_status(self.db, plan_id, 'done', 'executing')
+                result = self.orchestrator.execute(approved, view, budget)
+                self._count(summary, result)
+                # What the limits deferred runs in later cycles: the plan
+                # stays approved until nothing of it waits any more.
+                plans.set_status(self.db, plan_id,
+                                 'approved' if result['waiting'] else 'done', 'executing')
                 summary['approved_run'] += 1
         if automatic:
             plan_id = plans.save(self.db, 'automatic', automatic, 'executing')
-            self._count(summary, self.orchestrator.execute(automatic, view))
+            self._count(summary, self.orchestrator.execute(automatic, view, budget))
             plans.set_status(self.db, plan_id, 'done', 'executing')
         return summary
 

@@ -8,6 +8,7 @@ other's decisions (the 2015 implementation's read-check-write race).
 
 import json
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -77,6 +78,51 @@ def states(database):
             sa.select(models.DrsHost.host, models.DrsHost.suspend_state)).all())
 
 
+def new_record(host):
+    """The record ``ensure`` would create, for views that must not write (dry run)."""
+    return {'host': host, 'hypervisor_hostname': None, 'suspend_state': ACTIVE,
+            'state_reason': None, 'state_changed_at': None, 'state_version': 0,
+            'mac_to_wake': None, 'power_driver': None, 'power_mode': None,
+            'wake_failed': False, 'disabled_by_drs': False, 'power_requested_at': None,
+            'power_settings': (None, None, {}, None)}
+
+
+def list_with_power(database):
+    """Every host record plus its ``power_settings`` tuple, in one query.
+
+    The records hold secrets (power options): for the daemon's power
+    drivers only, never for an API response.
+    """
+    with database.reader() as session:
+        rows = session.scalars(sa.select(models.DrsHost).order_by(models.DrsHost.host))
+        return [dict(as_dict(row), power_settings=_power_tuple(row)) for row in rows]
+
+
+def ensure_many(database, hosts):
+    """Create records (state active) for every host of ``hosts`` not known yet.
+
+    One SELECT and one INSERT whatever the number of hosts; a host another
+    process inserted meanwhile makes the whole batch fall back to ``ensure``.
+    Returns the hosts inserted.
+    """
+    table = models.DrsHost.__table__
+    with database.reader() as session:
+        known = set(session.scalars(sa.select(table.c.host).where(table.c.host.in_(hosts)))
+                    if len(hosts) <= 500 else session.scalars(sa.select(table.c.host)))
+    missing = sorted(set(hosts) - known)
+    if not missing:
+        return []
+    rows = [{'host': host, 'suspend_state': ACTIVE, 'state_version': 0,
+             'wake_failed': False, 'disabled_by_drs': False,
+             'created_at': timeutils.utcnow()} for host in missing]
+    try:
+        with database.writer() as session:
+            session.execute(table.insert(), rows)
+    except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
+        return [host for host in missing if ensure(database, host)]
+    return missing
+
+
 def ensure(database, host, hypervisor_hostname=None):
     """Create the host's record in state active if it does not exist yet."""
     with database.writer() as session:
@@ -142,5 +188,9 @@ def power_settings(database, host):
         row = session.scalars(sa.select(models.DrsHost).filter_by(host=host)).first()
         if row is None:
             return None, None, {}, None
-        return (row.power_driver, row.power_mode, json.loads(row.power_options or '{}'),
-                row.mac_to_wake)
+        return _power_tuple(row)
+
+
+def _power_tuple(row):
+    return (row.power_driver, row.power_mode, json.loads(row.power_options or '{}'),
+            row.mac_to_wake)

@@ -239,10 +239,11 @@ def _instance_dict(row):
             'mem': row.mem, 'block_dev_iops': row.block_dev_iops, 'iops': iops}
 
 
-def _latest_per(session, table, key_column, keys, n):
+def _latest_per(session, table, key_column, keys, n, since=None):
     rank = sa.func.row_number().over(partition_by=key_column,
                                      order_by=table.c.sampled_at.desc()).label('rank')
-    ranked = sa.select(table, rank).where(key_column.in_(keys)).subquery()
+    where = key_column.in_(keys) if since is None else table.c.sampled_at >= since
+    ranked = sa.select(table, rank).where(where).subquery()
     return session.execute(
         sa.select(ranked).where(ranked.c.rank <= n)
         .order_by(ranked.c[key_column.name], ranked.c.sampled_at.desc())).all()
@@ -276,4 +277,27 @@ def latest_instances(database, uuids, n=1):
         for row in _latest_per(session, INSTANCES, INSTANCES.c.instance_uuid,
                                list(result), n):
             result[row.instance_uuid].append(_instance_dict(row))
+    return result
+
+
+def latest_hosts_since(database, since, n=1):
+    """{host: its ``n`` newest samples taken at or after ``since``}, one query.
+
+    Read by time window, not by a list of keys: the cost follows the
+    samples in the window, and no statement carries thousands of names.
+    """
+    with database.reader() as session:
+        result = {}
+        for row in _latest_per(session, HOSTS, HOSTS.c.host, None, n, since=since):
+            result.setdefault(row.host, []).append(_host_dict(row))
+    return result
+
+
+def latest_instances_since(database, since, n=1):
+    """{instance_uuid: its ``n`` newest samples taken at or after ``since``}, one query."""
+    with database.reader() as session:
+        result = {}
+        for row in _latest_per(session, INSTANCES, INSTANCES.c.instance_uuid, None, n,
+                               since=since):
+            result.setdefault(row.instance_uuid, []).append(_instance_dict(row))
     return result
