@@ -38,6 +38,9 @@ GONE_STATUSES = frozenset(('DELETED', 'SOFT_DELETED'))
 #: changes-since starts this much before the newest change already seen, so a
 #: change committed late with an older timestamp is still picked up.
 CHANGES_SINCE_OVERLAP = datetime.timedelta(seconds=60)
+#: Statistics are re-read from this much before the newest sample already
+#: held, for samples stored late; older late ones wait for the full refresh.
+STATS_OVERLAP = datetime.timedelta(seconds=30)
 
 
 @dataclasses.dataclass
@@ -70,8 +73,8 @@ class Raw:
     inventories: dict       # provider uuid -> placement inventories body
     records: dict           # host -> DRS host record
     requests: list          # open lb_migrations requests
-    host_samples: dict      # host -> samples, newest first
-    instance_samples: dict  # uuid -> samples, newest first
+    host_samples: dict      # host -> ((sampled_at, cpu percent), ...), newest first
+    instance_samples: dict  # uuid -> ((sampled_at, cpu percent), ...), newest first
     suspendable: dict       # host -> bool
     now: datetime.datetime
 
@@ -188,6 +191,7 @@ class Observer:
         self.stats_window = datetime.timedelta(seconds=stats_window or stats_max_age)
         self.host_cooldown = datetime.timedelta(seconds=host_cooldown)
         self.inventory = Inventory(nova, full_refresh_cycles)
+        self.history = History(history_length)
         self._now = clock
 
     def fetch(self, register_hosts=True):
@@ -200,14 +204,14 @@ class Observer:
          inventories) = self.inventory.refresh()
         now = self._now()
         records = self._records(services, register_hosts)
-        since = now - self.stats_window
+        if self.inventory.last_refresh == 'full':
+            self.history.clear(now - self.stats_window)
+        self.history.add(*store.cpu_samples_since(self.db, self.history.since()))
         return Raw(
             services=services, hypervisors=hypervisors, aggregates=aggregates,
             servers=servers, groups=groups, migrations=migrations, inventories=inventories,
             records=records, requests=lb_migrations.open_requests(self.db),
-            host_samples=store.latest_hosts_since(self.db, since, self.history_length),
-            instance_samples=store.latest_instances_since(self.db, since,
-                                                          self.history_length),
+            host_samples=self.history.hosts, instance_samples=self.history.instances,
             suspendable=self._suspendable_hosts(records, now), now=now)
 
     def reread_after_act(self, raw):
@@ -248,6 +252,37 @@ class Observer:
             return False
 
 
+class History:
+    """The newest ``length`` CPU samples per host and instance, kept between cycles
+    and topped up with what is new (cleared and re-read on every full refresh)."""
+
+    def __init__(self, length):
+        self.length = length
+        self.hosts, self.instances = {}, {}
+        self.newest = None
+        self._start = None
+
+    def clear(self, start):
+        self.hosts, self.instances = {}, {}
+        self.newest, self._start = None, start
+
+    def since(self):
+        if self.newest is None:
+            return self._start
+        return max(self._start, self.newest - STATS_OVERLAP)
+
+    def add(self, host_rows, instance_rows):
+        for rows, held in ((host_rows, self.hosts), (instance_rows, self.instances)):
+            for key, sampled_at, cpu in rows:
+                samples = held.get(key, ())
+                if any(when == sampled_at for when, _ in samples):
+                    continue
+                held[key] = tuple(sorted(samples + ((sampled_at, cpu),),
+                                         reverse=True))[:self.length]
+                if self.newest is None or sampled_at > self.newest:
+                    self.newest = sampled_at
+
+
 def build_view(raw, rules, stats_max_age):
     """The View of a Raw: pure, no I/O (tested without nova)."""
     max_age = datetime.timedelta(seconds=stats_max_age)
@@ -269,7 +304,7 @@ def build_view(raw, rules, stats_max_age):
         vcpu = inventory.get('VCPU', {})
         ram = inventory.get('MEMORY_MB', {})
         samples = raw.host_samples.get(name, [])
-        fresh = bool(samples) and now - samples[0]['sampled_at'] <= max_age
+        fresh = bool(samples) and now - samples[0][0] <= max_age
         if not fresh:
             stale.append(name)
         record = raw.records[name]
@@ -330,7 +365,7 @@ def _under_way(raw):
 
 
 def _history(samples):
-    return tuple(min(1.0, (s['cpu_used_percent'] or 0.0) / 100.0) for s in reversed(samples))
+    return tuple(min(1.0, (cpu or 0.0) / 100.0) for _when, cpu in reversed(samples))
 
 
 def _in_flight(raw, known_hosts):

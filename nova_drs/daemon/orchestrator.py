@@ -104,12 +104,12 @@ class Orchestrator:
 
     def execute(self, actions, view, budget=None):
         """Carry out plan actions (dicts) within ``budget`` (the cycle's, shared by
-        every plan it runs); returns {'started': n, 'skipped': [(action, why)],
-        'waiting': [actions the budget deferred to a later cycle]}."""
+        every plan it runs); returns {'started': n, 'done': [actions started],
+        'skipped': [(action, why)], 'waiting': [actions the budget deferred]}."""
         hosts = {h.name: h for h in view.snapshot.hosts}
         suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
         budget = budget or budget_for(view, self.limits)
-        started, skipped, waiting = 0, [], []
+        started, skipped, waiting, done = 0, [], [], []
         for action in actions:
             if not self.still_leader():
                 skipped.append((action, 'lost leadership'))
@@ -130,6 +130,7 @@ class Orchestrator:
                 if version is not None:
                     budget.take_power(action['type'], action['host'])
                     started += 1
+                    done.append(action)
             elif action['source'] in suspending:
                 # The host lifecycle empties hosts it suspends itself, letting
                 # nova's scheduler (with our filters and weighers) choose.
@@ -146,6 +147,7 @@ class Orchestrator:
                     continue
                 if self._migrate(action, view):
                     started += 1
+                    done.append(action)
                     budget.take_migration(action['source'], action['destination'])
         for action, why in skipped:
             if action not in waiting:
@@ -153,7 +155,7 @@ class Orchestrator:
         if waiting:
             LOG.info('%d actions wait for a later cycle (migration, suspend and wake '
                      'limits)', len(waiting))
-        return {'started': started, 'skipped': skipped, 'waiting': waiting}
+        return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
 
     def _refuse(self, action, view, hosts):
         source, destination = hosts.get(action['source']), hosts.get(action['destination'])

@@ -309,9 +309,14 @@ class LoadBalancer:
                                  'approved' if result['waiting'] else 'done', 'executing')
                 summary['approved_run'] += 1
         if automatic:
-            plan_id = plans.save(self.db, 'automatic', automatic, 'executing')
-            self._count(summary, self.orchestrator.execute(automatic, view, budget))
-            plans.set_status(self.db, plan_id, 'done', 'executing')
+            # Every action is persisted by the orchestrator before it is taken;
+            # the plan row records what this cycle started (bounded by the
+            # limits), the rest is re-planned next cycle: a 10,000-host plan
+            # would not fit a MySQL TEXT column.
+            result = self.orchestrator.execute(automatic, view, budget)
+            self._count(summary, result)
+            if result['done']:
+                plans.save(self.db, 'automatic', result['done'], 'done')
         return summary
 
     @staticmethod

@@ -239,11 +239,10 @@ def _instance_dict(row):
             'mem': row.mem, 'block_dev_iops': row.block_dev_iops, 'iops': iops}
 
 
-def _latest_per(session, table, key_column, keys, n, since=None):
+def _latest_per(session, table, key_column, keys, n):
     rank = sa.func.row_number().over(partition_by=key_column,
                                      order_by=table.c.sampled_at.desc()).label('rank')
-    where = key_column.in_(keys) if since is None else table.c.sampled_at >= since
-    ranked = sa.select(table, rank).where(where).subquery()
+    ranked = sa.select(table, rank).where(key_column.in_(keys)).subquery()
     return session.execute(
         sa.select(ranked).where(ranked.c.rank <= n)
         .order_by(ranked.c[key_column.name], ranked.c.sampled_at.desc())).all()
@@ -280,24 +279,20 @@ def latest_instances(database, uuids, n=1):
     return result
 
 
-def latest_hosts_since(database, since, n=1):
-    """{host: its ``n`` newest samples taken at or after ``since``}, one query.
+def cpu_samples_since(database, since):
+    """(host rows, instance rows) sampled after ``since``, oldest first.
 
-    Read by time window, not by a list of keys: the cost follows the
-    samples in the window, and no statement carries thousands of names.
+    Rows are (key, sampled_at, cpu_used_percent): the daemon keeps its own
+    history and only asks for what is new, by time window (the sampled_at
+    indexes), never by a list of keys.
     """
     with database.reader() as session:
-        result = {}
-        for row in _latest_per(session, HOSTS, HOSTS.c.host, None, n, since=since):
-            result.setdefault(row.host, []).append(_host_dict(row))
-    return result
-
-
-def latest_instances_since(database, since, n=1):
-    """{instance_uuid: its ``n`` newest samples taken at or after ``since``}, one query."""
-    with database.reader() as session:
-        result = {}
-        for row in _latest_per(session, INSTANCES, INSTANCES.c.instance_uuid, None, n,
-                               since=since):
-            result.setdefault(row.instance_uuid, []).append(_instance_dict(row))
-    return result
+        hosts = session.execute(
+            sa.select(HOSTS.c.host, HOSTS.c.sampled_at, HOSTS.c.cpu_used_percent)
+            .where(HOSTS.c.sampled_at > since).order_by(HOSTS.c.sampled_at)).all()
+        instances = session.execute(
+            sa.select(INSTANCES.c.instance_uuid, INSTANCES.c.sampled_at,
+                      INSTANCES.c.cpu_used_percent)
+            .where(INSTANCES.c.sampled_at > since)
+            .order_by(INSTANCES.c.sampled_at)).all()
+    return hosts, instances

@@ -168,3 +168,45 @@ class TestDryRunWritesNothing(test_daemon_cycle.DaemonTestBase):
             lambda: self._balancer().run_cycle(dry_run=True))
         self.assertEqual([], writes)
         self.assertNotIn('skipped', summary)
+
+
+class TestIncrementalObserve(test_daemon_cycle.DaemonTestBase):
+    """After the first cycle only changes are read: changes-since and generations."""
+
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
+                   ('loadbalancer', 'full_refresh_cycles'): '3'}
+
+    def test_changes_since_and_provider_generations(self):
+        keep = self._create_server(name='keep', host='host1', networks='none')
+        gone = self._create_server(name='gone', host='host2', networks='none')
+        observer = self.balancer.observer
+        read = []
+        body_of = self.nova.provider_inventory_body
+
+        def counted(uuid):
+            read.append(uuid)
+            return body_of(uuid)
+
+        self.nova.provider_inventory_body = counted
+        first = observer.fetch(register_hosts=False)
+        self.assertEqual('full', observer.inventory.last_refresh)
+        self.assertEqual({keep['id'], gone['id']}, set(first.servers))
+        self.assertEqual(3, len(read))
+
+        self._delete_server(gone)
+        new = self._create_server(name='new', host='host3', networks='none')
+        del read[:]
+        second = observer.fetch(register_hosts=False)
+        self.assertEqual('incremental', observer.inventory.last_refresh)
+        self.assertEqual({keep['id'], new['id']}, set(second.servers))
+        # The allocation made on host3 moved its provider's generation (placement
+        # does not bump it when allocations are deleted); host1's did not move.
+        by_host = {h['service']['host']: h['id'] for h in second.hypervisors}
+        self.assertIn(by_host['host3'], read)
+        self.assertNotIn(by_host['host1'], read)
+        self.assertEqual('host3', second.servers[new['id']]['OS-EXT-SRV-ATTR:host'])
+
+        observer.fetch(register_hosts=False)
+        self.assertEqual('incremental', observer.inventory.last_refresh)
+        observer.fetch(register_hosts=False)
+        self.assertEqual('full', observer.inventory.last_refresh)   # cycles 1, 4, 7...
