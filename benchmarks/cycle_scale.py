@@ -98,7 +98,7 @@ class Cloud:
             'updated': when, 'OS-EXT-SRV-ATTR:host': host,
             'OS-EXT-SRV-ATTR:hypervisor_hostname': host, 'OS-EXT-STS:task_state': None,
             'OS-EXT-STS:vm_state': 'active',
-            'flavor': {'vcpus': 2, 'ram': 4096, 'disk': 20, 'original_name': 'm1'}})
+            'flavor': {'vcpus': 8, 'ram': 16384, 'disk': 20, 'original_name': 'm1'}})
 
     def change(self, percent, seed=2):
         """``percent`` % of servers change: 80 % flip state, 10 % deleted, 10 % created."""
@@ -315,10 +315,10 @@ def _samples(database, servers, history, period):
     for age in range(history):
         sampled_at = (now - datetime.timedelta(seconds=age * period)).isoformat()
         batch = [{'host': host, 'sampled_at': sampled_at,
-                  'host_stats': {'cpu_used_percent': rng.uniform(5, 60),
+                  'host_stats': {'cpu_used_percent': rng.uniform(40, 80),
                                  'memory_total': 262144, 'memory_used': 65536, 'vcpus': 64},
-                  'instances': [{'instance_uuid': u, 'cpu_used_percent': rng.uniform(1, 90),
-                                 'vcpus': 2, 'mem': 4096} for u in uuids]}
+                  'instances': [{'instance_uuid': u, 'cpu_used_percent': rng.uniform(30, 70),
+                                 'vcpus': 8, 'mem': 16384} for u in uuids]}
                  for host, uuids in by_host.items()]
         for start in range(0, len(batch), 500):
             store.insert_samples(database, batch[start:start + 500])

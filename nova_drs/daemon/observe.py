@@ -73,8 +73,9 @@ class Raw:
     inventories: dict       # provider uuid -> placement inventories body
     records: dict           # host -> DRS host record
     requests: list          # open lb_migrations requests
-    host_samples: dict      # host -> ((sampled_at, cpu percent), ...), newest first
-    instance_samples: dict  # uuid -> ((sampled_at, cpu percent), ...), newest first
+    host_samples: dict      # host -> ((sampled_at, cpu fraction), ...), newest first
+    instance_samples: dict  # uuid -> ((sampled_at, cpu fraction), ...), newest first
+    cpu_history: dict       # host or uuid -> cpu fractions, oldest first
     suspendable: dict       # host -> bool
     now: datetime.datetime
 
@@ -212,6 +213,7 @@ class Observer:
             servers=servers, groups=groups, migrations=migrations, inventories=inventories,
             records=records, requests=lb_migrations.open_requests(self.db),
             host_samples=self.history.hosts, instance_samples=self.history.instances,
+            cpu_history=self.history.cpu,
             suspendable=self._suspendable_hosts(records, now), now=now)
 
     def reread_after_act(self, raw):
@@ -254,16 +256,17 @@ class Observer:
 
 class History:
     """The newest ``length`` CPU samples per host and instance, kept between cycles
-    and topped up with what is new (cleared and re-read on every full refresh)."""
+    and topped up with what is new (cleared and re-read on every full refresh).
+    A sample is (sampled_at, CPU demand as a fraction of the capacity)."""
 
     def __init__(self, length):
         self.length = length
-        self.hosts, self.instances = {}, {}
+        self.hosts, self.instances, self.cpu = {}, {}, {}
         self.newest = None
         self._start = None
 
     def clear(self, start):
-        self.hosts, self.instances = {}, {}
+        self.hosts, self.instances, self.cpu = {}, {}, {}
         self.newest, self._start = None, start
 
     def since(self):
@@ -272,15 +275,24 @@ class History:
         return max(self._start, self.newest - STATS_OVERLAP)
 
     def add(self, host_rows, instance_rows):
+        changed = set()
         for rows, held in ((host_rows, self.hosts), (instance_rows, self.instances)):
             for key, sampled_at, cpu in rows:
                 samples = held.get(key, ())
                 if any(when == sampled_at for when, _ in samples):
                     continue
-                held[key] = tuple(sorted(samples + ((sampled_at, cpu),),
-                                         reverse=True))[:self.length]
+                sample = (sampled_at, min(1.0, (cpu or 0.0) / 100.0))
+                if not samples or sampled_at > samples[0][0]:
+                    held[key] = (sample,) + samples[:self.length - 1]
+                else:
+                    held[key] = tuple(sorted(samples + (sample,), reverse=True))[
+                        :self.length]
+                changed.add(key)
                 if self.newest is None or sampled_at > self.newest:
                     self.newest = sampled_at
+            for key in changed:
+                self.cpu[key] = tuple(fraction for _when, fraction in reversed(held[key]))
+            changed.clear()
 
 
 def build_view(raw, rules, stats_max_age):
@@ -324,7 +336,7 @@ def build_view(raw, rules, stats_max_age):
             power_state=record['suspend_state'],
             excluded=bool(excluded),
             suspendable=raw.suspendable.get(name, False),
-            cpu_history=_history(samples)))
+            cpu_history=raw.cpu_history.get(name, ())))
 
     known_hosts = {h.name for h in hosts}
     instances = []
@@ -338,7 +350,7 @@ def build_view(raw, rules, stats_max_age):
             uuid=uuid, host=host,
             vcpus=int(flavor.get('vcpus', 0)), ram_mb=int(flavor.get('ram', 0)),
             mips=float(flavor.get('vcpus', 0)),
-            cpu_history=_history(raw.instance_samples.get(uuid, ())),
+            cpu_history=raw.cpu_history.get(uuid, ()),
             state=STATE_BY_STATUS.get(server['status'], server['status'].lower()),
             server_group=group, group_policy=policy))
 
@@ -362,10 +374,6 @@ def _under_way(raw):
         moving.setdefault(request['instance_uuid'],
                           (request['source'], request['destination']))
     return tuple(moving[uuid] for uuid in sorted(moving))
-
-
-def _history(samples):
-    return tuple(min(1.0, (cpu or 0.0) / 100.0) for _when, cpu in reversed(samples))
 
 
 def _in_flight(raw, known_hosts):

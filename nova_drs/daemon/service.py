@@ -113,7 +113,7 @@ class LoadBalancer:
 
     def _advance_lifecycles(self):
         """One lifecycle step for every host in a power transition (one query)."""
-        for record in drs_hosts.list_with_power(self.db):
+        for record in drs_hosts.list_with_power(self.db, busy_only=True):
             busy = record['suspend_state'] in (drs_hosts.SUSPENDING, drs_hosts.WAKING)
             if not (busy or record['disabled_by_drs']
                     and record['suspend_state'] == drs_hosts.ACTIVE):

@@ -87,15 +87,21 @@ def new_record(host):
             'power_settings': (None, None, {}, None)}
 
 
-def list_with_power(database):
-    """Every host record plus its ``power_settings`` tuple, in one query.
+def list_with_power(database, busy_only=False):
+    """Host records plus their ``power_settings`` tuple, in one Core query.
 
-    The records hold secrets (power options): for the daemon's power
-    drivers only, never for an API response.
+    ``busy_only``: only hosts in a power transition or disabled by nova-drs
+    (what the host lifecycle advances). The records hold secrets (power
+    options): for the daemon's power drivers only, never for an API response.
     """
+    table = models.DrsHost.__table__
+    query = sa.select(table).order_by(table.c.host)
+    if busy_only:
+        query = query.where(sa.or_(table.c.suspend_state.in_((SUSPENDING, WAKING)),
+                                   table.c.disabled_by_drs == sa.true()))
     with database.reader() as session:
-        rows = session.scalars(sa.select(models.DrsHost).order_by(models.DrsHost.host))
-        return [dict(as_dict(row), power_settings=_power_tuple(row)) for row in rows]
+        rows = session.execute(query).all()
+    return [dict(as_dict(row), power_settings=_power_tuple(row)) for row in rows]
 
 
 def ensure_many(database, hosts):
