@@ -187,8 +187,6 @@ class Observer:
         self.nova = nova
         self.db = database
         self.power_drivers = power_drivers
-        self.history_length = history_length
-        self.stats_max_age = datetime.timedelta(seconds=stats_max_age)
         self.stats_window = datetime.timedelta(seconds=stats_window or stats_max_age)
         self.host_cooldown = datetime.timedelta(seconds=host_cooldown)
         self.inventory = Inventory(nova, full_refresh_cycles)
@@ -360,10 +358,16 @@ def build_view(raw, rules, stats_max_age):
     return View(snapshot=snapshot, services=services, servers=raw.servers,
                 clusters=clusters, stale_hosts=tuple(stale), aggregates=raw.aggregates,
                 hypervisors=hypervisors, inventories=raw.inventories,
-                in_flight=_under_way(raw))
+                in_flight=under_way(raw))
 
 
-def _under_way(raw):
+def cluster_of_hosts(raw):
+    """{host: cluster} without building a whole view."""
+    membership = _clusters(raw.aggregates)
+    return {host: _cluster_of(host, membership) for host in raw.services}
+
+
+def under_way(raw):
     """(source, destination) per migrating instance, nova's record first."""
     moving = {}
     for migration in raw.migrations:

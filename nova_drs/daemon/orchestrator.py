@@ -20,6 +20,7 @@ import logging
 
 from oslo_utils import timeutils
 from nova_drs.daemon import nova_api
+from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model
@@ -84,10 +85,17 @@ class Budget:
         self.busy[kind][self.cluster_of(host)] += 1
 
 
-def budget_for(view, limits):
-    """The cycle's Budget: in-flight migrations (ours and nova's) already count."""
-    clusters = {h.name: h.cluster for h in view.snapshot.hosts}
-    return Budget(limits, lambda host: clusters.get(host, 'default'), view.in_flight)
+def budget_for(view, limits, clusters=None):
+    """The cycle's Budget: in-flight migrations (ours and nova's) already count.
+
+    ``view`` is a View, or an observe.Raw with ``clusters`` ({host: cluster}).
+    """
+    if clusters is None:
+        clusters = {h.name: h.cluster for h in view.snapshot.hosts}
+    in_flight = getattr(view, 'in_flight', None)
+    if in_flight is None:
+        in_flight = observe.under_way(view)
+    return Budget(limits, lambda host: clusters.get(host, 'default'), in_flight)
 
 
 class Orchestrator:
@@ -197,7 +205,10 @@ class Orchestrator:
         return True
 
     def settle(self, view, migration_timeout):
-        """Close finished requests, confirm cold ones, abort those that overran."""
+        """Close finished requests, confirm cold ones, abort those that overran.
+
+        ``view``: anything with this cycle's ``servers`` (a View or an observe.Raw).
+        """
         timeout = datetime.timedelta(seconds=migration_timeout)
         for request in lb_migrations.open_requests(self.db):
             if request['destination'] is None:

@@ -89,15 +89,17 @@ class LoadBalancer:
         try:
             raw = self.observer.fetch(register_hosts=not dry_run)
             if not dry_run:
-                view = observe.build_view(raw, rules, group.stats_max_age)
-                budget = orchestrator_mod.budget_for(view, self.orchestrator.limits)
+                # settle and the sync read servers, hypervisors, aggregates and
+                # inventories, which the Raw holds: the view is built once.
+                budget = orchestrator_mod.budget_for(
+                    raw, self.orchestrator.limits, observe.cluster_of_hosts(raw))
                 self.lifecycle.admit = budget.admit_evacuation
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
                 self._advance_lifecycles()
-                self.orchestrator.settle(view, group.migration_timeout)
+                self.orchestrator.settle(raw, group.migration_timeout)
                 if group.sync_overcommit:
-                    self._sync_overcommit(view)
+                    self._sync_overcommit(raw)
                 raw = self.observer.reread_after_act(raw)
             view = observe.build_view(raw, rules, group.stats_max_age)
         except nova_api.NovaUnavailable as exc:
@@ -164,21 +166,21 @@ class LoadBalancer:
                     'suspended and woke up' if passed else
                     'suspend abandoned: %s' % record['state_reason'])
 
-    def _sync_overcommit(self, view):
+    def _sync_overcommit(self, raw):
         """Aggregate ratios into placement, so hosts added later get them too.
 
         Reuses the inventories observe read this cycle: placement is only
         asked again for what must change.
         """
         nodes = {}
-        for hypervisor in view.hypervisors:
+        for hypervisor in raw.hypervisors:
             nodes.setdefault(hypervisor['service']['host'], []).append(
                 {'uuid': hypervisor['id'], 'nodename': hypervisor['hypervisor_hostname']})
         aggregates = [{'name': a['name'], 'id': a['id'], 'hosts': a.get('hosts') or [],
-                       'metadata': a.get('metadata') or {}} for a in view.aggregates]
+                       'metadata': a.get('metadata') or {}} for a in raw.aggregates]
         try:
             result = placement_sync.sync(self.nova.placement_adapter, self.db, aggregates,
-                                         nodes, known=view.inventories)
+                                         nodes, known=raw.inventories)
         except Exception as exc:
             LOG.warning('overcommit sync skipped this cycle: %s', exc)
             return
