@@ -116,8 +116,12 @@ class Inventory:
         return services, hypervisors, aggregates, servers, groups, migrations, inventories
 
     def refresh_servers(self, hosts, counts=True):
-        """uuid -> server: changes since the last listing, or a full re-list."""
-        odd = self._odd(hosts)
+        """uuid -> server: changes since the last listing, or a full re-list.
+
+        ``counts=False`` (the re-read after the lifecycle steps) neither counts
+        toward nor triggers the periodic full re-list, which stays with fetch.
+        """
+        odd = self._odd(hosts, periodic=counts)
         if odd is None:
             changed = self.nova.servers_changed_since(
                 (self._since - CHANGES_SINCE_OVERLAP).isoformat())
@@ -140,13 +144,13 @@ class Inventory:
         self.last_refresh = 'full'
         return dict(self.servers)
 
-    def _odd(self, hosts):
+    def _odd(self, hosts, periodic=True):
         """Why the incremental path cannot be trusted this cycle, or None."""
         if self.servers is None:
             return 'no previous listing'
         if self._since is None:
             return 'no change timestamp yet'
-        if self._cycles + 1 >= self.full_refresh_cycles:
+        if periodic and self._cycles + 1 >= self.full_refresh_cycles:
             return 'every %d cycles' % self.full_refresh_cycles
         if hosts != self._hosts:
             return 'compute hosts changed'

@@ -206,7 +206,10 @@ class TestIncrementalObserve(test_daemon_cycle.DaemonTestBase):
         self.assertNotIn(by_host['host1'], read)
         self.assertEqual('host3', second.servers[new['id']]['OS-EXT-SRV-ATTR:host'])
 
-        observer.fetch(register_hosts=False)
+        third = observer.fetch(register_hosts=False)
+        self.assertEqual('incremental', observer.inventory.last_refresh)
+        # The re-read after the lifecycle steps leaves the periodic re-list to fetch.
+        observer.reread_after_act(third)
         self.assertEqual('incremental', observer.inventory.last_refresh)
         observer.fetch(register_hosts=False)
         self.assertEqual('full', observer.inventory.last_refresh)   # cycles 1, 4, 7...
