@@ -126,7 +126,7 @@ class HostsController:
     def _suspend_host(self, context, arguments):
         host = arguments['host']
         cluster = clusters.cluster_of(context, host, drs_conf.CONF)
-        db_hosts.ensure_all(self.database, cluster.members)
+        db_hosts.ensure_many(self.database, cluster.members)
         reason = 'suspend requested by %s' % requester(context)
         accepted, active = db_hosts.suspend_within_floor(
             self.database, host, cluster.members, cluster.floor, reason)

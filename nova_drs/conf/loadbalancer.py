@@ -67,6 +67,20 @@ daemon_opts = [
     cfg.BoolOpt('sync_overcommit', default=True,
                 help='Re-run the per-aggregate allocation ratio sync into '
                      'placement every cycle (only changes are written).'),
+    cfg.IntOpt('full_refresh_cycles', default=30, min=1,
+               help='Every this many cycles the daemon re-lists every server '
+                    'instead of asking nova only for the servers changed since '
+                    'the last cycle (changes-since). It also re-lists whenever '
+                    'the incremental path sees something odd (a new or removed '
+                    'compute host, a server on an unknown host, a failed '
+                    'cycle). 1 re-lists every cycle.'),
+    cfg.IntOpt('max_suspends_per_cycle', default=2, min=0,
+               help='Hosts one cluster starts suspending (or entering '
+                    'maintenance) in one cycle; the rest of the plan waits for '
+                    'later cycles. 0 suspends nothing.'),
+    cfg.IntOpt('max_wakes_per_cycle', default=5, min=0,
+               help='Hosts one cluster starts waking in one cycle; the rest of '
+                    'the plan waits for later cycles. 0 wakes nothing.'),
 ]
 
 auth_group = cfg.OptGroup(

@@ -72,6 +72,8 @@ class HostLifecycle:
         self.migration_timeout = datetime.timedelta(seconds=migration_timeout)
         self._crash_point = crash_point or (lambda name: None)
         self._now = clock
+        #: host -> may one more server leave it now? (the cycle's migration limits)
+        self.admit = lambda host: True
 
     # -- entry points -----------------------------------------------------
     def advance(self, record):
@@ -225,6 +227,9 @@ class HostLifecycle:
                         uuid, status, ' (%s)' % task if task else '')):
                     return
                 continue
+            if not self.admit(host):
+                LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
+                return
             # Recorded only while the host is still being emptied as read:
             # a cancel that won stops the evacuation here.
             request_id = drs_migrations.request_at(

@@ -5,7 +5,9 @@
   our snapshot was stale.
 * Limits per source, destination and cluster bound the load a cycle puts on
   the cloud; what does not fit waits for the next cycle (re-planned on fresh
-  data then).
+  data then). One ``Budget`` per cycle is shared by the host lifecycle's
+  evacuations, approved manual plans and the automatic plan, and also caps
+  the suspends and wakes one cluster starts in a cycle.
 * Every request is recorded before nova is asked; an instance moved (or that
   failed to move) recently is left alone for ``instance_cooldown``.
 * Suspends and wakes only move a host's DRS state (compare-and-swap); the
@@ -18,6 +20,7 @@ import logging
 
 from oslo_utils import timeutils
 from nova_drs.daemon import nova_api
+from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model
@@ -34,65 +37,135 @@ def action_to_dict(action):
     return {'type': kind, 'host': action.host, 'reason': str(action.reason)}
 
 
+class Budget:
+    """What one cycle may still start: migrations per source, destination and
+    cluster (counting those already in flight), suspends and wakes per cluster."""
+
+    def __init__(self, limits, cluster_of, in_flight):
+        self.limits = limits
+        self.cluster_of = cluster_of            # host -> cluster name
+        self.busy = {'source': collections.Counter(), 'destination': collections.Counter(),
+                     'cluster': collections.Counter(), 'suspend': collections.Counter(),
+                     'wake': collections.Counter()}
+        for source, destination in in_flight:
+            self.take_migration(source, destination)
+
+    def migration_refused(self, source, destination=None):
+        """Why a migration from ``source`` (to ``destination``) must wait, or None."""
+        if self.busy['source'][source] >= self.limits['per_host']:
+            return 'source at its migration limit'
+        if destination is not None and \
+                self.busy['destination'][destination] >= self.limits['per_destination']:
+            return 'destination at its migration limit'
+        if self.busy['cluster'][self.cluster_of(source)] >= self.limits['per_cluster']:
+            return 'cluster at its migration limit'
+        return None
+
+    def take_migration(self, source, destination=None):
+        self.busy['source'][source] += 1
+        if destination is not None:
+            self.busy['destination'][destination] += 1
+        self.busy['cluster'][self.cluster_of(source)] += 1
+
+    def admit_evacuation(self, source):
+        """The host lifecycle asks before each server it moves off ``source``."""
+        if self.migration_refused(source):
+            return False
+        self.take_migration(source)
+        return True
+
+    def power_refused(self, kind, host):
+        """Why a suspend or wake of ``host`` must wait, or None."""
+        limit = self.limits['suspends_per_cycle' if kind == 'suspend' else 'wakes_per_cycle']
+        if self.busy[kind][self.cluster_of(host)] >= limit:
+            return 'cluster at its %s limit for this cycle' % kind
+        return None
+
+    def take_power(self, kind, host):
+        self.busy[kind][self.cluster_of(host)] += 1
+
+
+def budget_for(view, limits, clusters=None):
+    """The cycle's Budget: in-flight migrations (ours and nova's) already count.
+
+    ``view`` is a View, or an observe.Raw with ``clusters`` ({host: cluster}).
+    """
+    if clusters is None:
+        clusters = {h.name: h.cluster for h in view.snapshot.hosts}
+    in_flight = getattr(view, 'in_flight', None)
+    if in_flight is None:
+        in_flight = observe.under_way(view)
+    return Budget(limits, lambda host: clusters.get(host, 'default'), in_flight)
+
+
 class Orchestrator:
 
     def __init__(self, nova, database, limits, instance_cooldown, still_leader,
                  clock=timeutils.utcnow):
         self.nova = nova
         self.db = database
-        self.limits = limits    # dict: per_host, per_destination, per_cluster
+        # per_host, per_destination, per_cluster, suspends_per_cycle, wakes_per_cycle
+        self.limits = limits
         self.cooldown = datetime.timedelta(seconds=instance_cooldown)
         self.still_leader = still_leader
         self._now = clock
 
-    def execute(self, actions, view):
-        """Carry out plan actions (dicts); returns {'started': n, 'skipped': [...]}."""
+    def execute(self, actions, view, budget=None):
+        """Carry out plan actions (dicts) within ``budget`` (the cycle's, shared by
+        every plan it runs); returns {'started': n, 'done': [actions started],
+        'skipped': [(action, why)], 'waiting': [actions the budget deferred]}."""
         hosts = {h.name: h for h in view.snapshot.hosts}
         suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
-        busy = self._busy(view)
-        started, skipped = 0, []
+        budget = budget or budget_for(view, self.limits)
+        started, skipped, waiting, done = 0, [], [], []
         for action in actions:
             if not self.still_leader():
                 skipped.append((action, 'lost leadership'))
                 break
-            if action['type'] == 'wake':
-                version = drs_hosts.transition(self.db, action['host'], drs_hosts.SUSPENDED,
-                                               drs_hosts.WAKING, action['reason'])
-                started += version is not None
-            elif action['type'] == 'suspend':
-                version = drs_hosts.transition(self.db, action['host'], drs_hosts.ACTIVE,
-                                               drs_hosts.SUSPENDING, action['reason'])
-                started += version is not None
+            if action['type'] in ('wake', 'suspend'):
+                why = budget.power_refused(action['type'], action['host'])
+                if why:
+                    skipped.append((action, why))
+                    waiting.append(action)
+                    continue
+                if action['type'] == 'wake':
+                    version = drs_hosts.transition(self.db, action['host'],
+                                                   drs_hosts.SUSPENDED, drs_hosts.WAKING,
+                                                   action['reason'])
+                else:
+                    version = drs_hosts.transition(self.db, action['host'], drs_hosts.ACTIVE,
+                                                   drs_hosts.SUSPENDING, action['reason'])
+                if version is not None:
+                    budget.take_power(action['type'], action['host'])
+                    started += 1
+                    done.append(action)
             elif action['source'] in suspending:
                 # The host lifecycle empties hosts it suspends itself, letting
                 # nova's scheduler (with our filters and weighers) choose.
                 continue
             else:
-                why = self._refuse(action, view, hosts, busy)
+                why = self._refuse(action, view, hosts)
+                if why is None:
+                    why = budget.migration_refused(action['source'], action['destination'])
+                    if why:
+                        waiting.append(action)
+                why = why or self._cooling(action)
                 if why:
                     skipped.append((action, why))
                     continue
                 if self._migrate(action, view):
                     started += 1
-                    cluster = hosts[action['source']].cluster
-                    busy['source'][action['source']] += 1
-                    busy['destination'][action['destination']] += 1
-                    busy['cluster'][cluster] += 1
+                    done.append(action)
+                    budget.take_migration(action['source'], action['destination'])
         for action, why in skipped:
-            LOG.info('not now: %s (%s)', action, why)
-        return {'started': started, 'skipped': skipped}
+            if action not in waiting:
+                LOG.info('not now: %s (%s)', action, why)
+        if waiting:
+            LOG.info('%d actions wait for a later cycle (migration, suspend and wake '
+                     'limits)', len(waiting))
+        return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
 
-    def _busy(self, view):
-        hosts = {h.name: h for h in view.snapshot.hosts}
-        busy = {'source': collections.Counter(), 'destination': collections.Counter(),
-                'cluster': collections.Counter()}
-        for migration in view.snapshot.migrations:
-            busy['source'][migration.source] += 1
-            busy['destination'][migration.destination] += 1
-            busy['cluster'][hosts[migration.source].cluster] += 1
-        return busy
-
-    def _refuse(self, action, view, hosts, busy):
+    def _refuse(self, action, view, hosts):
         source, destination = hosts.get(action['source']), hosts.get(action['destination'])
         server = view.servers.get(action['instance'])
         if server is None or server.get('OS-EXT-SRV-ATTR:host') != action['source']:
@@ -103,12 +176,10 @@ class Orchestrator:
             return 'destination not active'
         if source is None or source.excluded or destination.excluded:
             return 'host excluded by rules or stale statistics'
-        if busy['source'][source.name] >= self.limits['per_host']:
-            return 'source at its migration limit'
-        if busy['destination'][destination.name] >= self.limits['per_destination']:
-            return 'destination at its migration limit'
-        if busy['cluster'][source.cluster] >= self.limits['per_cluster']:
-            return 'cluster at its migration limit'
+        return None
+
+    def _cooling(self, action):
+        """Why the instance must not move yet (moved recently), or None: one query."""
         last = lb_migrations.last_request(self.db, action['instance'])
         if last and self._now() - last['created_at'] < self.cooldown:
             return 'moved %s ago (cooldown)' % (self._now() - last['created_at'])
@@ -134,7 +205,10 @@ class Orchestrator:
         return True
 
     def settle(self, view, migration_timeout):
-        """Close finished requests, confirm cold ones, abort those that overran."""
+        """Close finished requests, confirm cold ones, abort those that overran.
+
+        ``view``: anything with this cycle's ``servers`` (a View or an observe.Raw).
+        """
         timeout = datetime.timedelta(seconds=migration_timeout)
         for request in lb_migrations.open_requests(self.db):
             if request['destination'] is None:

@@ -14,7 +14,9 @@ def drivers_for(conf, database):
     cache = {}
 
     def lookup(record):
-        name, mode, options, mac = drs_hosts.power_settings(database, record['host'])
+        # Records from hosts.list_with_power carry their settings: no query.
+        name, mode, options, mac = record.get('power_settings') or drs_hosts.power_settings(
+            database, record['host'])
         if name not in cache:
             cache[name] = loader.get_driver(name, conf)
         return cache[name], base.PowerTarget(name=record['host'], mac=mac, options=options,

@@ -50,9 +50,21 @@ class LoadBalancer:
             nova, database,
             limits={'per_host': group.max_migrations_per_host,
                     'per_destination': group.max_migrations_per_destination,
-                    'per_cluster': group.max_migrations_per_cluster},
+                    'per_cluster': group.max_migrations_per_cluster,
+                    'suspends_per_cycle': group.max_suspends_per_cycle,
+                    'wakes_per_cycle': group.max_wakes_per_cycle},
             instance_cooldown=group.instance_cooldown, still_leader=self._still_leader)
         self.resolver = cluster_policy.Resolver()
+        self.observer = self._observer()
+
+    def _observer(self):
+        """The observer keeps the cloud's inventory between cycles (per nova client)."""
+        group = self.conf.loadbalancer
+        return observe.Observer(
+            self.nova, self.db, self.power_drivers, group.history_length,
+            group.stats_max_age, group.host_cooldown,
+            full_refresh_cycles=group.full_refresh_cycles,
+            stats_window=group.stats_max_age + group.history_length * group.period)
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()
@@ -64,26 +76,38 @@ class LoadBalancer:
                                   for r in rows])
 
     def run_cycle(self, dry_run=False):
-        """One cycle; returns a summary dict (also what --dry-run prints)."""
+        """One cycle; returns a summary dict (also what --dry-run prints).
+
+        nova and placement are read once (incrementally after the first
+        cycle); after the lifecycle steps only what they change is re-read.
+        A dry run writes nothing, not even the records of unknown hosts.
+        """
         if self.coordinator is not None and not self.coordinator.is_leader():
             return {'role': 'standby'}
         group = self.conf.loadbalancer
-        observer = observe.Observer(self.nova, self.db, self._rules(), self.power_drivers,
-                                    group.history_length, group.stats_max_age,
-                                    group.host_cooldown)
+        rules = self._rules()
+        if self.observer.nova is not self.nova:
+            self.observer = self._observer()
         try:
             with metrics.observe_phase('observe'):
-                view = observer.observe()
+                raw = self.observer.fetch(register_hosts=not dry_run)
             if not dry_run:
+                # settle and the sync read servers, hypervisors, aggregates and
+                # inventories, which the Raw holds: the view is built once.
+                budget = orchestrator_mod.budget_for(
+                    raw, self.orchestrator.limits, observe.cluster_of_hosts(raw))
+                self.lifecycle.admit = budget.admit_evacuation
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
                 with metrics.observe_phase('lifecycle'):
                     self._advance_lifecycles()
-                self.orchestrator.settle(view, group.migration_timeout)
+                self.orchestrator.settle(raw, group.migration_timeout)
                 if group.sync_overcommit:
-                    self._sync_overcommit(view)
-                view = observer.observe()
+                    self._sync_overcommit(raw)
+                raw = self.observer.reread_after_act(raw)
+            view = observe.build_view(raw, rules, group.stats_max_age)
         except nova_api.NovaUnavailable as exc:
+            self.observer.inventory.invalidate()
             LOG.error('cycle skipped, nothing done: %s', exc)
             return {'skipped': str(exc)}
         metrics.note_view(view)
@@ -97,11 +121,12 @@ class LoadBalancer:
         if dry_run:
             return summary
         with metrics.observe_phase('act'):
-            summary.update(self._act(actions, view))
+            summary.update(self._act(actions, view, budget))
         return summary
 
     def _advance_lifecycles(self):
-        for record in drs_hosts.list_all(self.db):
+        """One lifecycle step for every host in a power transition (one query)."""
+        for record in drs_hosts.list_with_power(self.db, busy_only=True):
             busy = record['suspend_state'] in lifecycle_mod.ADVANCING
             if not (busy or record['disabled_by_drs']
                     and record['suspend_state'] == drs_hosts.ACTIVE):
@@ -153,17 +178,21 @@ class LoadBalancer:
                     'suspended and woke up' if passed else
                     'suspend abandoned: %s' % record['state_reason'])
 
-    def _sync_overcommit(self, view):
-        """Aggregate ratios into placement, so hosts added later get them too."""
+    def _sync_overcommit(self, raw):
+        """Aggregate ratios into placement, so hosts added later get them too.
+
+        Reuses the inventories observe read this cycle: placement is only
+        asked again for what must change.
+        """
         nodes = {}
-        for hypervisor in view.hypervisors:
+        for hypervisor in raw.hypervisors:
             nodes.setdefault(hypervisor['service']['host'], []).append(
                 {'uuid': hypervisor['id'], 'nodename': hypervisor['hypervisor_hostname']})
         aggregates = [{'name': a['name'], 'id': a['id'], 'hosts': a.get('hosts') or [],
-                       'metadata': a.get('metadata') or {}} for a in view.aggregates]
+                       'metadata': a.get('metadata') or {}} for a in raw.aggregates]
         try:
             result = placement_sync.sync(self.nova.placement_adapter, self.db, aggregates,
-                                         nodes)
+                                         nodes, known=raw.inventories)
         except Exception as exc:
             LOG.warning('overcommit sync skipped this cycle: %s', exc)
             return
@@ -293,8 +322,12 @@ class LoadBalancer:
     def _warn_once(self, cluster, key, value, expected):
         self.resolver.warn_invalid(cluster, key, value, expected)
 
-    def _act(self, actions, view):
-        """Execute automatic clusters' actions; store manual ones for approval."""
+    def _act(self, actions, view, budget):
+        """Execute automatic clusters' actions; store manual ones for approval.
+
+        Approved plans run first, within the same cycle ``budget`` as the
+        lifecycle's evacuations and the automatic plan.
+        """
         automatic = [a for a in actions if a['automation'] == 'automatic']
         manual = [a for a in actions if a['automation'] == 'manual']
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
@@ -303,13 +336,22 @@ class LoadBalancer:
             plans.save(self.db, 'manual', manual, 'pending')
         for plan_id, approved in plans.approved(self.db):
             if plans.set_status(self.db, plan_id, 'executing', 'approved'):
-                self._count(summary, self.orchestrator.execute(approved, view))
-                plans.set_status(self.db, plan_id, 'done', 'executing')
+                result = self.orchestrator.execute(approved, view, budget)
+                self._count(summary, result)
+                # What the limits deferred runs in later cycles: the plan
+                # stays approved until nothing of it waits any more.
+                plans.set_status(self.db, plan_id,
+                                 'approved' if result['waiting'] else 'done', 'executing')
                 summary['approved_run'] += 1
         if automatic:
-            plan_id = plans.save(self.db, 'automatic', automatic, 'executing')
-            self._count(summary, self.orchestrator.execute(automatic, view))
-            plans.set_status(self.db, plan_id, 'done', 'executing')
+            # Every action is persisted by the orchestrator before it is taken;
+            # the plan row records what this cycle started (bounded by the
+            # limits), the rest is re-planned next cycle: a 10,000-host plan
+            # would not fit a MySQL TEXT column.
+            result = self.orchestrator.execute(automatic, view, budget)
+            self._count(summary, result)
+            if result['done']:
+                plans.save(self.db, 'automatic', result['done'], 'done')
         return summary
 
     @staticmethod

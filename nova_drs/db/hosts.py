@@ -79,20 +79,79 @@ def states(database):
             sa.select(models.DrsHost.host, models.DrsHost.suspend_state)).all())
 
 
+def new_record(host):
+    """The record ``ensure`` would create, for views that must not write (dry run)."""
+    return {'host': host, 'hypervisor_hostname': None, 'suspend_state': ACTIVE,
+            'state_reason': None, 'state_changed_at': None, 'state_version': 0,
+            'mac_to_wake': None, 'power_driver': None, 'power_mode': None,
+            'wake_failed': False, 'disabled_by_drs': False, 'power_requested_at': None,
+            'power_settings': (None, None, {}, None)}
+
+
+def list_with_power(database, busy_only=False):
+    """Host records plus their ``power_settings`` tuple, in one Core query.
+
+    ``busy_only``: only hosts in a power transition or disabled by nova-drs
+    (what the host lifecycle advances). The records hold secrets (power
+    options): for the daemon's power drivers only, never for an API response.
+    """
+    table = models.DrsHost.__table__
+    query = sa.select(table).order_by(table.c.host)
+    if busy_only:
+        query = query.where(sa.or_(table.c.suspend_state.in_(
+                                       (SUSPENDING, WAKING, ENTERING_MAINTENANCE)),
+                                   table.c.disabled_by_drs == sa.true()))
+    with database.reader() as session:
+        rows = session.execute(query).all()
+    return [dict(as_dict(row), power_settings=_power_tuple(row)) for row in rows]
+
+
+def ensure_many(database, hosts):
+    """Create records (state active) for every host of ``hosts`` not known yet.
+
+    One SELECT and one INSERT whatever the number of hosts; a host another
+    process inserted meanwhile makes the whole batch fall back to ``ensure``.
+    Returns the hosts inserted.
+    """
+    table = models.DrsHost.__table__
+    with database.reader() as session:
+        known = set(session.scalars(sa.select(table.c.host).where(table.c.host.in_(hosts)))
+                    if len(hosts) <= 500 else session.scalars(sa.select(table.c.host)))
+    missing = sorted(set(hosts) - known)
+    if not missing:
+        return []
+    rows = [{'host': host, 'suspend_state': ACTIVE, 'state_version': 0,
+             'wake_failed': False, 'disabled_by_drs': False,
+             'created_at': timeutils.utcnow()} for host in missing]
+    try:
+        with database.writer() as session:
+            session.execute(table.insert(), rows)
+    except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
+        return [host for host in missing if ensure(database, host)]
+    return missing
+
+
 def ensure(database, host, hypervisor_hostname=None):
-    """Create the host's record in state active if it does not exist yet."""
-    with database.writer() as session:
-        exists = session.scalars(
-            sa.select(models.DrsHost.id).filter_by(host=host)).first()
-        if exists is None:
-            session.add(models.DrsHost(
-                host=host, hypervisor_hostname=hypervisor_hostname,
-                suspend_state=ACTIVE, state_version=0, wake_failed=False,
-                disabled_by_drs=False))
-            return True
-        if hypervisor_hostname:
-            session.execute(sa.update(models.DrsHost).filter_by(host=host).values(
-                hypervisor_hostname=hypervisor_hostname))
+    """Create the host's record in state active if it does not exist yet.
+
+    Returns True when this call created it; a concurrent creation (the
+    unique host constraint) counts as already there.
+    """
+    try:
+        with database.writer() as session:
+            exists = session.scalars(
+                sa.select(models.DrsHost.id).filter_by(host=host)).first()
+            if exists is None:
+                session.add(models.DrsHost(
+                    host=host, hypervisor_hostname=hypervisor_hostname,
+                    suspend_state=ACTIVE, state_version=0, wake_failed=False,
+                    disabled_by_drs=False))
+                return True
+            if hypervisor_hostname:
+                session.execute(sa.update(models.DrsHost).filter_by(host=host).values(
+                    hypervisor_hostname=hypervisor_hostname))
+            return False
+    except db_exc.DBDuplicateEntry:
         return False
 
 
@@ -145,30 +204,12 @@ def power_settings(database, host):
         row = session.scalars(sa.select(models.DrsHost).filter_by(host=host)).first()
         if row is None:
             return None, None, {}, None
-        return (row.power_driver, row.power_mode, json.loads(row.power_options or '{}'),
-                row.mac_to_wake)
+        return _power_tuple(row)
 
 
-def ensure_all(database, hosts):
-    """Create the records of ``hosts`` not known yet (active), in one transaction.
-
-    A concurrent request that created some of them first makes the insert
-    fail on the unique host; the second attempt then sees them.
-    """
-    hosts = set(hosts)
-    for attempt in (1, 2):
-        try:
-            with database.writer() as session:
-                known = set(session.scalars(
-                    sa.select(models.DrsHost.host).where(models.DrsHost.host.in_(hosts))))
-                session.add_all(models.DrsHost(host=host, suspend_state=ACTIVE,
-                                               state_version=0, wake_failed=False,
-                                               disabled_by_drs=False)
-                                for host in sorted(hosts - known))
-            return
-        except db_exc.DBDuplicateEntry:
-            if attempt == 2:
-                raise
+def _power_tuple(row):
+    return (row.power_driver, row.power_mode, json.loads(row.power_options or '{}'),
+            row.mac_to_wake)
 
 
 def suspend_within_floor(database, host, members, floor, reason):

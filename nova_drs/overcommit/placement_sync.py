@@ -52,10 +52,10 @@ def _inventories(placement, rp_uuid):
     return response.json()
 
 
-def _set_ratio(placement, rp_uuid, resource_class, ratio):
+def _set_ratio(placement, rp_uuid, resource_class, ratio, body=None):
     """PUT one inventory with a new allocation_ratio; re-read and retry on 409."""
     for _attempt in range(MAX_CONFLICT_RETRIES):
-        body = _inventories(placement, rp_uuid)
+        body = body or _inventories(placement, rp_uuid)
         inventory = dict(body['inventories'][resource_class])
         inventory['allocation_ratio'] = ratio
         inventory['resource_provider_generation'] = body['resource_provider_generation']
@@ -64,6 +64,7 @@ def _set_ratio(placement, rp_uuid, resource_class, ratio):
             json=inventory, microversion=PLACEMENT_VERSION)
         if response.status_code == 200:
             return
+        body = None
         if response.status_code != 409:
             raise PlacementError('cannot set %s allocation_ratio of resource provider %s: '
                                  'HTTP %s %s' % (resource_class, rp_uuid,
@@ -73,14 +74,18 @@ def _set_ratio(placement, rp_uuid, resource_class, ratio):
 
 
 def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
-         dry_run=False):
+         dry_run=False, known=None):
     """Make placement's ratios of aggregate member hosts equal the aggregates'.
 
     ``aggregates``: nova_view.aggregates(); ``nodes_by_host``:
     nova_view.compute_nodes(). Hosts with no valid ratio metadata are left
     alone. Returns a SyncResult with the changes made (or to make, dry run)
-    and warnings about computes that overwrite synced ratios.
+    and warnings about computes that overwrite synced ratios. ``known``
+    ({provider uuid: inventories body}, e.g. what the daemon's observe read
+    this cycle) saves re-reading those providers; a write still re-reads on
+    a generation conflict.
     """
+    known = known or {}
     if only_aggregate and only_aggregate not in {a['name'] for a in aggregates}:
         raise ValueError('no aggregate named %r' % only_aggregate)
     by_host = nova_view.aggregates_by_host(aggregates)
@@ -97,7 +102,8 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
                                    % (host, names))
             continue
         for node in nodes:
-            inventories = _inventories(placement, node['uuid'])['inventories']
+            body = known.get(node['uuid']) or _inventories(placement, node['uuid'])
+            inventories = body['inventories']
             for resource_class, key in RESOURCES:
                 target = ratios.aggregate_ratio(host_aggs, key, None)
                 if target is None or resource_class not in inventories:
@@ -116,8 +122,9 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
                     result.changes.append(Change(names, host, node['nodename'],
                                                  resource_class, current, target))
                     if not dry_run:
-                        _set_ratio(placement, node['uuid'], resource_class, target)
-                if not dry_run:
+                        _set_ratio(placement, node['uuid'], resource_class, target, body)
+                        body = None     # its generation moved: re-read for the next class
+                if not dry_run and last != target:
                     store.remember_synced(database, host, resource_class, target)
     return result
 

@@ -277,3 +277,22 @@ def latest_instances(database, uuids, n=1):
                                list(result), n):
             result[row.instance_uuid].append(_instance_dict(row))
     return result
+
+
+def cpu_samples_since(database, since):
+    """(host rows, instance rows) sampled after ``since``, oldest first.
+
+    Rows are (key, sampled_at, cpu_used_percent): the daemon keeps its own
+    history and only asks for what is new, by time window (the sampled_at
+    indexes), never by a list of keys.
+    """
+    with database.reader() as session:
+        hosts = session.execute(
+            sa.select(HOSTS.c.host, HOSTS.c.sampled_at, HOSTS.c.cpu_used_percent)
+            .where(HOSTS.c.sampled_at > since).order_by(HOSTS.c.sampled_at)).all()
+        instances = session.execute(
+            sa.select(INSTANCES.c.instance_uuid, INSTANCES.c.sampled_at,
+                      INSTANCES.c.cpu_used_percent)
+            .where(INSTANCES.c.sampled_at > since)
+            .order_by(INSTANCES.c.sampled_at)).all()
+    return hosts, instances

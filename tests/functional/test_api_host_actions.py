@@ -92,7 +92,7 @@ class TestFloorRace(HostActionTestCase):
         write: this request counts after taking its locks, so it sees 2 active
         hosts and refuses (counting first and writing after accepted both)."""
         members = ('host1', 'host2', 'host3')
-        db_hosts.ensure_all(self.drs_db, members)
+        db_hosts.ensure_many(self.drs_db, members)
         original = db_hosts.suspend_within_floor
         interleaved = []
 
@@ -136,7 +136,7 @@ class TestFloorRace(HostActionTestCase):
     def test_concurrent_first_suspends_create_the_records_once(self):
         database = self.mariadb()
         members = ('host1', 'host2', 'host3')
-        threads = [eventlet.spawn(db_hosts.ensure_all, database, members) for _ in range(3)]
+        threads = [eventlet.spawn(db_hosts.ensure_many, database, members) for _ in range(3)]
         for thread in threads:
             thread.wait()
         self.assertEqual(sorted(members), sorted(db_hosts.states(database)))
@@ -145,7 +145,7 @@ class TestFloorRace(HostActionTestCase):
         """Two concurrent requests (green threads, as in nova-api) on real MariaDB."""
         database = self.mariadb()
         members = ('host1', 'host2', 'host3')
-        db_hosts.ensure_all(database, members)
+        db_hosts.ensure_many(database, members)
         for attempt in range(5):
             with self.subTest(attempt=attempt):
                 threads = [eventlet.spawn(db_hosts.suspend_within_floor, database, host,

@@ -1,0 +1,460 @@
+"""Whole nova-loadbalancer cycles at cloud scale: requests, statements, seconds, memory.
+
+A stand-in cloud runs in a child process: an HTTP server on 127.0.0.1 that
+answers the nova and placement API shapes the daemon reads (services,
+hypervisors and servers paged with next links at ``--max-limit``,
+``changes-since``, migrations per status, aggregates, server groups by
+offset, resource providers with generations, inventories) for N hosts and
+10*N servers, sleeping ``--delay-ms`` per request. The daemon side is the
+real one: ``LoadBalancer.run_cycle`` with the real ``NovaAPI`` (keystoneauth
+Adapters) and a real DRS database (SQLite file and MariaDB on 127.0.0.1,
+root without password; a scratch database is created and dropped), with
+``--history`` fresh statistics samples per host and server (plus one new
+round before the steady cycle, as the collector stores). Only the power
+driver is a stub (it accepts every suspend and wake).
+
+Per N and database it prints, for the cold (first) cycle and a steady cycle
+after ``--change-pct`` % of servers changed (state flips, deletions and
+creations; a creation moves its host's provider generation, a deletion does
+not, as in placement):
+requests by kind, DRS database statements, wall time of observe / plan /
+act, and the peak RSS of the daemon process. Targets at 10,000 hosts with
+``--delay-ms 5``: steady <= 10 s, <= 500 requests, <= 200 statements; cold
+<= 120 s; peak RSS <= 1.5 GiB.
+
+    .venv/bin/python benchmarks/cycle_scale.py --hosts 1000,10000 --delay-ms 5
+"""
+
+import argparse
+import collections
+import datetime
+import http.server
+import json
+import multiprocessing
+import os
+import random
+import resource
+import socket
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import sqlalchemy as sa  # noqa: E402
+from keystoneauth1 import adapter  # noqa: E402
+from keystoneauth1 import session as ks_session  # noqa: E402
+
+from nova_drs import conf as drs_conf  # noqa: E402
+from nova_drs.daemon import nova_api  # noqa: E402
+from nova_drs.daemon import observe  # noqa: E402
+from nova_drs.daemon import service  # noqa: E402
+from nova_drs.db import api as db_api  # noqa: E402
+from nova_drs.db import migration  # noqa: E402
+from nova_drs.loadbalancer import catalog  # noqa: E402
+from nova_drs.stats import store  # noqa: E402
+
+SERVERS_PER_HOST = 10
+BUILD_VIEW = observe.build_view
+EPOCH = datetime.datetime(2026, 1, 1)
+
+
+def _stamp(when):
+    return when.strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+# -- the stand-in cloud (child process) ---------------------------------------
+class Cloud:
+    """N hosts and 10*N servers, as nova and placement would list them."""
+
+    def __init__(self, hosts, seed=1):
+        rng = random.Random(seed)
+        self.lock = threading.Lock()
+        self.hosts = ['host%05d' % i for i in range(hosts)]
+        self.rp = {h: str(uuid.UUID(int=rng.getrandbits(128))) for h in self.hosts}
+        self.generation = {h: 1 for h in self.hosts}
+        self.clock = EPOCH
+        self.servers = []          # creation order; nova lists newest first
+        self.deleted = []
+        for host in self.hosts:
+            for _ in range(SERVERS_PER_HOST):
+                self._create(host, rng)
+        self.groups = [{'id': str(uuid.UUID(int=rng.getrandbits(128))),
+                        'name': 'g%d' % i, 'policy': 'anti-affinity',
+                        'members': [self.servers[2 * i]['id'], self.servers[2 * i + 20]['id']]}
+                       for i in range(len(self.hosts) // 10)]
+        self.requests = collections.Counter()
+
+    def _create(self, host, rng, when=None):
+        if when is None:
+            self.clock += datetime.timedelta(seconds=1)
+        when = _stamp(when or self.clock)
+        self.servers.append({
+            'id': str(uuid.UUID(int=rng.getrandbits(128))), 'status': 'ACTIVE',
+            'tenant_id': 'p', 'user_id': 'u', 'name': 'vm', 'created': when,
+            'updated': when, 'OS-EXT-SRV-ATTR:host': host,
+            'OS-EXT-SRV-ATTR:hypervisor_hostname': host, 'OS-EXT-STS:task_state': None,
+            'OS-EXT-STS:vm_state': 'active',
+            'flavor': {'vcpus': 8, 'ram': 16384, 'disk': 20, 'original_name': 'm1'}})
+
+    def change(self, percent, seed=2):
+        """``percent`` % of servers change: 80 % flip state, 10 % deleted, 10 % created
+        (allocating on a host moves its provider generation; freeing does not)."""
+        rng = random.Random(seed)
+        with self.lock:
+            self.clock = max(self.clock, datetime.datetime.utcnow().replace(microsecond=0))
+            count = len(self.servers) * percent // 100
+            picked = rng.sample(range(len(self.servers)), count)
+            now = _stamp(self.clock)
+            flips, deletes = picked[:count * 8 // 10], picked[count * 8 // 10:count * 9 // 10]
+            for index in flips:
+                server = self.servers[index]
+                server['status'] = 'SHUTOFF' if server['status'] == 'ACTIVE' else 'ACTIVE'
+                server['updated'] = now
+            for index in sorted(deletes, reverse=True):
+                server = dict(self.servers.pop(index), status='DELETED', updated=now)
+                self.deleted.append(server)     # placement keeps the generation
+            for _ in range(count - len(flips) - len(deletes)):
+                host = rng.choice(self.hosts)
+                self._create(host, rng, when=self.clock)
+                self.generation[host] += 1
+
+    # listings -----------------------------------------------------------
+    def page(self, items, query, key, id_key, link):
+        limit = min(int(query.get('limit', MAX_LIMIT)), MAX_LIMIT)
+        start = 0
+        if 'marker' in query:
+            ids = [item[id_key] for item in items]
+            start = ids.index(query['marker']) + 1
+        chunk = items[start:start + limit]
+        body = {key: chunk}
+        if len(chunk) == limit:
+            body[key + '_links'] = [{'rel': 'next', 'href': 'http://x%s?%s' % (
+                link, urllib.parse.urlencode(dict(query, marker=chunk[-1][id_key])))}]
+        return body
+
+    def answer(self, method, path, query):
+        """(kind, status, body) for one request."""
+        parts = path.split('/')
+        if path.startswith('/placement'):
+            if path == '/placement/resource_providers':
+                return 'placement: providers', 200, {'resource_providers': [
+                    {'uuid': self.rp[h], 'name': h, 'generation': self.generation[h]}
+                    for h in self.hosts]}
+            host = self.by_rp[parts[3]]
+            return 'placement: inventories', 200, {
+                'resource_provider_generation': self.generation[host],
+                'inventories': {
+                    'VCPU': {'total': 64, 'reserved': 0, 'allocation_ratio': 4.0,
+                             'min_unit': 1, 'max_unit': 64, 'step_size': 1},
+                    'MEMORY_MB': {'total': 262144, 'reserved': 512, 'allocation_ratio': 1.0,
+                                  'min_unit': 1, 'max_unit': 262144, 'step_size': 1}}}
+        path = path[len('/compute/v2.1'):]
+        if method != 'GET':
+            return 'compute: %s %s' % (method, path.split('/')[1]), 202, {}
+        if path == '/os-services':
+            hosts = [query['host']] if 'host' in query else self.hosts
+            return 'compute: os-services', 200, {'services': [
+                {'id': i, 'host': h, 'binary': 'nova-compute', 'zone': 'nova',
+                 'status': 'enabled', 'state': 'up', 'forced_down': False,
+                 'updated_at': _stamp(self.clock), 'disabled_reason': None}
+                for i, h in enumerate(hosts)]}
+        if path == '/os-hypervisors/detail':
+            return 'compute: hypervisors page', 200, self.page(
+                self.hypervisors, query, 'hypervisors', 'id', path)
+        if path == '/servers/detail':
+            if 'changes-since' in query:
+                since = query['changes-since'][:19].replace('T', ' ')
+                items = [s for s in self.servers + self.deleted
+                         if s['updated'][:19].replace('T', ' ') >= since]
+                kind = 'compute: servers changes-since page'
+            elif 'host' in query:
+                items = [s for s in self.servers
+                         if s['OS-EXT-SRV-ATTR:host'] == query['host']]
+                kind = 'compute: servers of one host page'
+            else:
+                items, kind = self.servers, 'compute: servers page'
+            return kind, 200, self.page(items[::-1], query, 'servers', 'id', path)
+        if path == '/os-migrations':
+            return 'compute: os-migrations page', 200, {'migrations': []}
+        if path == '/os-aggregates':
+            return 'compute: os-aggregates', 200, {'aggregates': [
+                {'id': 1, 'name': 'cluster1', 'availability_zone': None,
+                 'hosts': self.hosts, 'metadata': {'drs_policy': 'power_saving'}}]}
+        if path == '/os-server-groups':
+            offset = int(query.get('offset', 0))
+            limit = min(int(query.get('limit', MAX_LIMIT)), MAX_LIMIT)
+            return 'compute: server groups page', 200, {
+                'server_groups': self.groups[offset:offset + limit]}
+        return 'unknown %s' % path, 404, {'itemNotFound': {'message': path}}
+
+    def prepare(self):
+        self.by_rp = {rp: h for h, rp in self.rp.items()}
+        self.hypervisors = [{'id': self.rp[h], 'hypervisor_hostname': h, 'state': 'up',
+                             'status': 'enabled', 'vcpus': 64, 'memory_mb': 262144,
+                             'service': {'host': h, 'id': i}}
+                            for i, h in enumerate(self.hosts)]
+
+
+MAX_LIMIT = 1000
+
+
+def serve(hosts, delay, max_limit, ready):
+    global MAX_LIMIT
+    MAX_LIMIT = max_limit
+    cloud = Cloud(hosts)
+    cloud.prepare()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def log_message(self, *args):
+            pass
+
+        def setup(self):
+            super().setup()
+            # Headers and body leave in two writes: without this, Nagle and
+            # delayed ACKs add 40 ms to every request (real APIs do not).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def _reply(self, status, body):
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Content-Length', str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _handle(self, method):
+            url = urllib.parse.urlsplit(self.path)
+            query = dict(urllib.parse.parse_qsl(url.query))
+            length = int(self.headers.get('Content-Length') or 0)
+            if length:
+                self.rfile.read(length)
+            if url.path == '/_bench':
+                if method == 'POST':
+                    cloud.change(int(query['percent']))
+                    body = {}
+                else:
+                    body = {'requests': dict(cloud.requests),
+                            'servers': [(s['id'], s['OS-EXT-SRV-ATTR:host'])
+                                        for s in cloud.servers]}
+                    cloud.requests.clear()
+                return self._reply(200, body)
+            time.sleep(delay)
+            with cloud.lock:
+                kind, status, body = cloud.answer(method, url.path, query)
+                cloud.requests[kind] += 1
+            self._reply(status, body)
+
+        def do_GET(self):
+            self._handle('GET')
+
+        def do_POST(self):
+            self._handle('POST')
+
+        def do_PUT(self):
+            self._handle('PUT')
+
+    http.server.ThreadingHTTPServer.daemon_threads = True
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    ready.put(server.server_address[1])
+    server.serve_forever()
+
+
+# -- the daemon side -------------------------------------------------------------
+class StubPower:
+    """Every host can be suspended and woken; commands do nothing."""
+
+    options = {}
+
+    def __call__(self, record):
+        return self, self
+
+    def can_suspend(self, options):
+        return True
+
+    can_wake = can_suspend
+
+    def suspend(self, target):
+        pass
+
+    wake = suspend
+
+    def status(self, target):
+        return 'on'
+
+
+def _bench(port, method='GET', **query):
+    url = 'http://127.0.0.1:%d/_bench?%s' % (port, urllib.parse.urlencode(query))
+    with urllib.request.urlopen(urllib.request.Request(url, method=method, data=b'' if
+                                                       method == 'POST' else None)) as r:
+        return json.loads(r.read())
+
+
+def _nova(port):
+    base = 'http://127.0.0.1:%d' % port
+    session = ks_session.Session(auth=None)
+    compute = adapter.Adapter(session, service_type='compute',
+                              endpoint_override=base + '/compute/v2.1')
+    placement = adapter.Adapter(session, service_type='placement', raise_exc=False,
+                                endpoint_override=base + '/placement')
+    return nova_api.NovaAPI(compute, placement)
+
+
+def _samples(database, servers, history, period):
+    """What the statistics collector stores: ``history`` rounds, the newest now."""
+    now = datetime.datetime.utcnow().replace(microsecond=0)
+    rng = random.Random(3)
+    by_host = collections.defaultdict(list)
+    for uuid_, host in servers:
+        by_host[host].append(uuid_)
+    for age in range(history):
+        sampled_at = (now - datetime.timedelta(seconds=age * period)).isoformat()
+        batch = [{'host': host, 'sampled_at': sampled_at,
+                  'host_stats': {'cpu_used_percent': rng.uniform(40, 80),
+                                 'memory_total': 262144, 'memory_used': 65536, 'vcpus': 64},
+                  'instances': [{'instance_uuid': u, 'cpu_used_percent': rng.uniform(30, 70),
+                                 'vcpus': 8, 'mem': 16384} for u in uuids]}
+                 for host, uuids in by_host.items()]
+        for start in range(0, len(batch), 500):
+            store.insert_samples(database, batch[start:start + 500])
+
+
+class Meter:
+    """Wall time per phase and DRS statements, around the real cycle."""
+
+    PHASES = {'observe': ('observer', ('fetch', 'reread_after_act')),
+              'plan': ('balancer', ('_plan',)),
+              'act': ('balancer', ('_act', '_advance_lifecycles', '_sync_overcommit',
+                                   '_wake_tests'))}
+
+    def __init__(self, balancer, database):
+        self.seconds = collections.Counter()
+        self.statements = collections.Counter()
+        sa.event.listen(database.engine, 'before_cursor_execute', self._statement)
+        for phase, (owner, names) in self.PHASES.items():
+            target = balancer.observer if owner == 'observer' else balancer
+            for name in names:
+                setattr(target, name, self._timed(phase, getattr(target, name)))
+        balancer.orchestrator.settle = self._timed('act', balancer.orchestrator.settle)
+        self.reasons = collections.Counter()
+        execute = balancer.orchestrator.execute
+
+        def counted(*args, **kwargs):
+            result = execute(*args, **kwargs)
+            self.reasons.update(why.split(' (')[0] for _action, why in result['skipped'])
+            return result
+        balancer.orchestrator.execute = counted
+        observe.build_view = self._timed('observe', BUILD_VIEW)
+
+    def _statement(self, conn, cursor, statement, parameters, context, executemany):
+        self.statements[statement.lstrip().split(None, 1)[0].upper()] += 1
+
+    def _timed(self, phase, function):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[phase] += time.perf_counter() - start
+        return timed
+
+    def reset(self):
+        self.reasons.clear()
+        self.seconds.clear()
+        self.statements.clear()
+
+
+def run(hosts, args, db_kind):
+    queue = multiprocessing.Queue()
+    child = multiprocessing.Process(target=serve, args=(hosts, args.delay_ms / 1000.0,
+                                                        args.max_limit, queue), daemon=True)
+    child.start()
+    port = queue.get(timeout=600)
+    scratch = None
+    try:
+        if db_kind == 'sqlite':
+            url = 'sqlite:///' + os.path.join(tempfile.mkdtemp(prefix='nova-drs-bench-'),
+                                              'drs.sqlite')
+        else:
+            import pymysql
+            scratch = 'nova_drs_bench_%s' % uuid.uuid4().hex[:8]
+            admin = pymysql.connect(host='127.0.0.1', port=3306, user='root',
+                                    autocommit=True)
+            with admin.cursor() as cursor:
+                cursor.execute('CREATE DATABASE %s' % scratch)
+            url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % scratch
+        database = db_api.Database(url)
+        migration.sync(database)
+        conf = drs_conf.CONF
+        conf([], project='nova', default_config_files=[])
+        conf.set_override('history_length', args.history, 'loadbalancer')
+        conf.set_override('sync_overcommit', True, 'loadbalancer')
+        _samples(database, _bench(port)['servers'], args.history,
+                 conf.loadbalancer.period)
+        balancer = service.LoadBalancer(conf, _nova(port), database,
+                                        catalog.by_name('drs'), StubPower())
+        meter = Meter(balancer, database)
+        rows = []
+        for label in ('cold', 'steady'):
+            if label == 'steady':
+                _bench(port, 'POST', percent=args.change_pct)
+                time.sleep(1)
+                _samples(database, _bench(port)['servers'], 1, 0)  # one new round
+            _bench(port)                       # reset the request counters
+            meter.reset()
+            start = time.perf_counter()
+            summary = balancer.run_cycle()
+            wall = time.perf_counter() - start
+            requests = _bench(port)['requests']
+            summary['not now'] = dict(meter.reasons)
+            rows.append((label, wall, dict(meter.seconds), requests,
+                         dict(meter.statements), summary))
+        database.dispose()
+        return rows
+    finally:
+        child.terminate()
+        if scratch:
+            with admin.cursor() as cursor:
+                cursor.execute('DROP DATABASE IF EXISTS %s' % scratch)
+            admin.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', default='1000,10000')
+    parser.add_argument('--delay-ms', type=float, default=5.0)
+    parser.add_argument('--max-limit', type=int, default=1000)
+    parser.add_argument('--change-pct', type=int, default=2)
+    parser.add_argument('--history', type=int, default=3,
+                        help='statistics samples per host and server')
+    parser.add_argument('--db', default='sqlite,mariadb')
+    args = parser.parse_args()
+    print('delay %.1f ms/request, max_limit %d, %d %% of servers changed before the '
+          'steady cycle, %d samples per host/server' % (
+              args.delay_ms, args.max_limit, args.change_pct, args.history))
+    for hosts in (int(n) for n in args.hosts.split(',')):
+        for db_kind in args.db.split(','):
+            rows = run(hosts, args, db_kind)
+            for label, wall, seconds, requests, statements, summary in rows:
+                print('\n%d hosts / %d servers, %s, %s cycle: %.2f s wall '
+                      '(observe %.2f, plan %.2f, act %.2f); %d requests; %d DB statements %s; '
+                      'started %s, not now %s' % (
+                          hosts, hosts * SERVERS_PER_HOST, db_kind, label, wall,
+                          seconds.get('observe', 0), seconds.get('plan', 0),
+                          seconds.get('act', 0), sum(requests.values()),
+                          sum(statements.values()), dict(sorted(statements.items())),
+                          summary.get('started'), summary.get('not now')))
+                for kind, count in sorted(requests.items()):
+                    print('    %6d  %s' % (count, kind))
+            print('peak RSS so far (daemon process): %.0f MiB' % (
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,88 @@
+"""observe.build_view and observe.History are pure: tested without nova."""
+
+import datetime
+
+from nova_drs.daemon import observe
+from nova_drs.db import hosts as drs_hosts
+
+NOW = datetime.datetime(2026, 11, 23, 12, 0, 0)
+
+
+def _raw(**changes):
+    services = {h: {'host': h, 'status': 'enabled', 'forced_down': False, 'zone': 'nova'}
+                for h in ('a', 'b', 'c')}
+    servers = {
+        's1': {'id': 's1', 'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': 'a',
+               'flavor': {'vcpus': 2, 'ram': 1024}},
+        's2': {'id': 's2', 'status': 'SHUTOFF', 'OS-EXT-SRV-ATTR:host': 'b',
+               'flavor': {'vcpus': 1, 'ram': 512}, 'OS-EXT-STS:task_state': 'migrating'},
+        's3': {'id': 's3', 'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': None,
+               'flavor': {'vcpus': 1, 'ram': 512}}}
+    inventory = {'inventories': {'VCPU': {'total': 16, 'reserved': 2, 'allocation_ratio': 4.0},
+                                 'MEMORY_MB': {'total': 8192, 'reserved': 512,
+                                               'allocation_ratio': 1.0}}}
+    recent = ((NOW - datetime.timedelta(seconds=60), 0.5),
+              (NOW - datetime.timedelta(seconds=120), 0.2))
+    raw = dict(
+        services=services,
+        hypervisors=[{'id': 'rp-' + h, 'service': {'host': h}} for h in ('a', 'b', 'c')],
+        aggregates=[{'id': 1, 'name': 'z', 'hosts': ['a', 'b'],
+                     'metadata': {'drs_policy': 'power_saving'}}],
+        servers=servers,
+        groups=[{'id': 'g', 'policy': 'anti-affinity', 'members': ['s1', 's2']}],
+        migrations=[{'instance_uuid': 's2', 'source_compute': 'b', 'dest_compute': 'a',
+                     'status': 'queued'},
+                    {'instance_uuid': 's1', 'source_compute': 'a', 'dest_compute': 'b',
+                     'status': 'completed'}],
+        inventories={'rp-' + h: inventory for h in ('a', 'b', 'c')},
+        records={h: drs_hosts.new_record(h) for h in ('a', 'b', 'c')},
+        requests=[{'instance_uuid': 's9', 'source': 'c', 'destination': None}],
+        host_samples={'a': recent, 'b': recent}, instance_samples={'s1': recent},
+        cpu_history={'a': (0.2, 0.5), 'b': (0.2, 0.5), 's1': (0.2, 0.5)},
+        suspendable={'a': True, 'b': False}, now=NOW)
+    raw.update(changes)
+    return observe.Raw(**raw)
+
+
+def test_view_of_a_raw():
+    view = observe.build_view(_raw(), observe.Rules([]), stats_max_age=600)
+    hosts = {h.name: h for h in view.snapshot.hosts}
+    assert hosts['a'].vcpus == 14 and hosts['a'].ram_mb == 7680
+    assert hosts['a'].cpu_allocation_ratio == 4.0 and hosts['a'].cluster == 'z'
+    assert hosts['c'].cluster == 'default' and hosts['c'].excluded   # no statistics
+    assert view.stale_hosts == ('c',)
+    assert hosts['a'].cpu_history == (0.2, 0.5) and hosts['a'].suspendable
+    assert not hosts['b'].suspendable
+    instances = {i.uuid: i for i in view.snapshot.instances}
+    assert set(instances) == {'s1', 's2'}                  # s3 has no host
+    assert instances['s1'].server_group == 'g' and instances['s1'].group_policy == \
+        'anti-affinity'
+    assert instances['s2'].state == 'stopped'
+    # A completed migration is over; a queued one holds both ends.
+    assert [(m.instance, m.source, m.destination) for m in view.snapshot.migrations] == \
+        [('s2', 'b', 'a')]
+    # Limits also count our evacuation that nova has not listed yet.
+    assert sorted(view.in_flight, key=str) == sorted([('b', 'a'), ('c', None)], key=str)
+
+
+def test_stale_statistics_and_disabled_service_exclude_a_host():
+    old = ((NOW - datetime.timedelta(seconds=601), 0.1),)
+    raw = _raw(host_samples={'a': old, 'b': old})
+    raw.services['b']['status'] = 'disabled'
+    view = observe.build_view(raw, observe.Rules([]), stats_max_age=600)
+    assert all(h.excluded for h in view.snapshot.hosts)
+
+
+def test_history_keeps_the_newest_samples_once():
+    history = observe.History(2)
+    start = NOW - datetime.timedelta(hours=1)
+    history.clear(start)
+    assert history.since() == start
+    t = [NOW - datetime.timedelta(seconds=60 * i) for i in range(4)]
+    history.add([('a', t[3], 10.0), ('a', t[2], 20.0)], [('i', t[1], 50.0)])
+    history.add([('a', t[1], 30.0), ('a', t[1], 30.0)],
+                [('i', t[0], 160.0), ('i', t[1], 50.0), ('i', t[3], None)])
+    assert history.hosts['a'] == ((t[1], 0.3), (t[2], 0.2))
+    assert history.instances['i'] == ((t[0], 1.0), (t[1], 0.5))
+    assert history.cpu == {'a': (0.2, 0.3), 'i': (0.5, 1.0)}
+    assert history.since() == t[0] - observe.STATS_OVERLAP
