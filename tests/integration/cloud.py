@@ -66,6 +66,7 @@ BMC_USER = 'admin'
 BMC_PASSWORD = 'bmc-secret'
 TRACE_DIR = os.path.join(ROOT, 'data', 'planetlab-sample', '20110303')
 SECONDS_PER_SAMPLE = 5
+WAKE_TIMEOUT = 90
 SERVICE_USERS = ('nova', 'placement', 'glance', 'neutron')
 
 
@@ -543,6 +544,10 @@ class Cloud:
             'ENABLED_SERVICES': 'nova-loadbalancer,nova-drs-collector',
         })
         plugin_functions(['configure_nova_drs', 'init_nova_drs'], self.drs_env)
+        # What a local.conf [[post-config]] would add: a host that does not
+        # come back is declared in error within 90 s, not 15 min.
+        plugin_functions(['iniset "$(_nova_drs_conf_file)" loadbalancer wake_timeout %d'
+                          % WAKE_TIMEOUT], self.drs_env)
 
     def _nova_cmd(self, binary, *extra_files):
         cmd = [os.path.join(BIN, binary), '--config-file', self.nova_conf]
