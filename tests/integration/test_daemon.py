@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from tests.integration import bmc
 from tests.integration import cloud as minicloud
 
 pytestmark = pytest.mark.integration
@@ -124,8 +125,8 @@ def cloud_consistent(cloud, compute, expected_status='ACTIVE'):
         assert state in ('active', 'suspended', 'error'), (host, record)
         alive = 'nova-compute-' + host not in cloud.failed()
         if state == 'error':
-            # Only a host that never came back is expected here (wake timeout).
-            assert not on_host.get(host) and not alive, (host, record)
+            # Left for an admin (BMC silent, or never came back): empty.
+            assert not on_host.get(host), (host, record)
             continue
         if state == 'suspended':
             assert not on_host.get(host), 'suspended host %s has servers' % host
@@ -280,3 +281,79 @@ def test_overload_wakes_the_host_over_redfish_and_rebalances(cloud):
     _figures(cloud, overload_to_awake_s=round(woke - start, 1),
              wake_to_first_migration_s=round(first_migration - woke, 1))
 
+
+def _admin_action(compute, action, host, allowed=(202,)):
+    response = compute.post('/loadbalancer/action', json={action: {'host': host}})
+    assert response.status_code in allowed, response.text
+    return response.status_code
+
+
+def _woken_host(compute):
+    if 'woken' not in STATE:
+        pytest.fail('the overload scenario woke no host', pytrace=False)
+    return STATE['woken']
+
+
+def test_a_bmc_that_does_not_answer_puts_its_host_in_error_and_nothing_is_lost(cloud):
+    _require_daemon(cloud)
+    compute = _compute(cloud)
+    host = _woken_host(compute)
+    mute = bmc.mute_file(cloud.workdir, host)
+    os.makedirs(os.path.dirname(mute), exist_ok=True)
+    open(mute, 'w').close()
+    try:
+        _admin_action(compute, 'suspend_host', host)
+
+        def failed():
+            record = _drs_hosts(compute)[host]
+            assert record['suspend_state'] != 'suspended', record
+            return record if record['suspend_state'] == 'error' else None
+
+        record = _wait('host %s in error (silent BMC)' % host, failed, 180)
+    finally:
+        os.unlink(mute)
+    assert record['state_reason'], record
+    STATE['error'] = host
+    check_invariants(cloud, compute)
+
+
+def test_a_host_that_does_not_come_back_goes_to_error_and_nothing_is_lost(cloud):
+    _require_daemon(cloud)
+    compute = _compute(cloud)
+    hosts = _drs_hosts(compute)
+    candidates = sorted(h for h, r in hosts.items()
+                        if r['suspend_state'] == 'active' and r['power_driver'])
+    if len(candidates) < 2:
+        pytest.fail('needs two active hosts with a power driver: %s' % hosts, pytrace=False)
+    host = candidates[0]
+    # Idle load: only the admin's unsuspend below wakes the host.
+    for server in _servers(compute):
+        compute.delete('/servers/%s/metadata/drs_trace' % server['id'])
+    noboot = bmc.noboot_file(cloud.workdir, host)
+    os.makedirs(os.path.dirname(noboot), exist_ok=True)
+    open(noboot, 'w').close()
+    try:
+        _admin_action(compute, 'suspend_host', host)
+        _wait('host %s suspended' % host, lambda: _drs_hosts(compute)[host][
+            'suspend_state'] in ('suspended', 'waking', 'error'))
+        _admin_action(compute, 'unsuspend_host', host, allowed=(202, 409))
+        record = _wait('host %s in error after wake_timeout' % host,
+                       lambda: (lambda r: r if r['suspend_state'] == 'error' else None)(
+                           _drs_hosts(compute)[host]),
+                       minicloud.WAKE_TIMEOUT + 120)
+    finally:
+        os.unlink(noboot)
+    assert record['state_reason'], record
+    assert 'nova-compute-%s' % host in cloud.failed(), 'nova-compute came back'
+    # The cluster carries on: a new server boots elsewhere, the others stay ACTIVE.
+    server = _ok(compute.post('/servers', json={'server': {
+        'name': 'drs-load-after-error', 'imageRef': cloud.image, 'flavorRef': cloud.flavor,
+        'networks': 'none'}}), 202)['server']
+
+    def active():
+        current = _ok(compute.get('/servers/%s' % server['id']))['server']
+        assert current['status'] != 'ERROR', current.get('fault')
+        return current if current['status'] == 'ACTIVE' else None
+
+    assert _wait('a new server ACTIVE', active, 120)['OS-EXT-SRV-ATTR:host'] != host
+    check_invariants(cloud, compute)
