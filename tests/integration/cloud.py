@@ -14,13 +14,19 @@ the main venv. Each service has its own config directory; logs go to
 ``<workdir>/logs``; PIDs to ``<workdir>/pids`` and every process started is
 stopped by its PID (its own session: uwsgi's workers go with their master).
 
-Compute driver: ``fake.FakeDriverWithoutFakeNodes``. Its live migrations
-finish at once (``FakeLiveMigrateDriver`` waits 5 s per migration unless
-force-completed, which the daemon does not do), and its node UUID is the
-persistent local node identity (``<state_path>/compute_id``): a stopped
-nova-compute can be started again as the same resource provider, exactly
-what a power cycle looks like. Every other fake driver gets a new random node
-UUID per start ("No local node identity found" on restart).
+Compute driver: ``trace_driver.TraceLoadDriver`` (test-only, see
+trace_driver.py): nova's ``FakeDriverWithoutFakeNodes`` with 4 vCPUs whose
+servers burn CPU as the PlanetLab trace named in their metadata says
+(one 5-minute sample per ``SECONDS_PER_SAMPLE`` s). Its
+live migrations finish at once, and its node UUID is the persistent local
+node identity (``<state_path>/compute_id``): a stopped nova-compute can be
+started again as the same resource provider, exactly what a power cycle
+looks like.
+
+Power: every host has a virtual IPMI BMC (pyghmi) and a Redfish system (one
+sushy-tools emulator for all hosts) whose chassis is its nova-compute process
+(bmc.py); ``bmc_options(host, kind)`` gives the shipped ``ipmi``/``redfish``
+power drivers' options for it.
 
 Usage: ``tools/minicloud up|down|status`` or the ``Cloud`` class.
 """
@@ -56,6 +62,11 @@ DB_PREFIX = 'nova_drs_ci_'
 PASSWORD = 'secret'
 REGION = 'RegionOne'
 COMPUTES = ('compute1', 'compute2', 'compute3')
+BMC_USER = 'admin'
+BMC_PASSWORD = 'bmc-secret'
+TRACE_DIR = os.path.join(ROOT, 'data', 'planetlab-sample', '20110303')
+SECONDS_PER_SAMPLE = 5
+WAKE_TIMEOUT = 90
 SERVICE_USERS = ('nova', 'placement', 'glance', 'neutron')
 
 
@@ -65,6 +76,12 @@ class CloudError(Exception):
 
 def _free_port():
     with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def _free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
 
@@ -137,25 +154,22 @@ def freeze_constraints():
         handle.write('\n'.join(lines) + '\n')
 
 
-def register_test_power_driver():
-    """Make ``process`` (tests/integration/process_power.py) a power driver in .venv-cloud.
+def register_test_plugins():
+    """Make the test-only virt driver loadable by nova-compute in .venv-cloud.
 
-    Test-only: a distribution of its own in .venv-cloud's site-packages (a
-    dist-info with one ``nova_drs.power_drivers`` entry point plus a .pth
-    putting tests/integration on the path). Production installs never see it.
+    A .pth in .venv-cloud's site-packages puts tests/integration on the path
+    and adds ``nova.virt.drs_trace`` -> ``trace_driver`` to nova-drs's import
+    aliases (nova imports drivers under ``nova.virt.`` only), so
+    ``compute_driver = drs_trace.TraceLoadDriver`` loads it without touching
+    nova. Production installs never see it.
     """
     site = _run([os.path.join(BIN, 'python'), '-c',
                  'import sysconfig; print(sysconfig.get_paths()["purelib"])'],
                 'find .venv-cloud site-packages').strip()
-    dist_info = os.path.join(site, 'nova_drs_integration_power-0.0.0.dist-info')
-    os.makedirs(dist_info, exist_ok=True)
-    with open(os.path.join(dist_info, 'METADATA'), 'w') as handle:
-        handle.write('Metadata-Version: 2.1\nName: nova-drs-integration-power\n'
-                     'Version: 0.0.0\nSummary: test-only power driver of the mini-cloud\n')
-    with open(os.path.join(dist_info, 'entry_points.txt'), 'w') as handle:
-        handle.write('[nova_drs.power_drivers]\nprocess = process_power:ProcessPowerDriver\n')
-    with open(os.path.join(site, 'nova_drs_integration_power.pth'), 'w') as handle:
+    with open(os.path.join(site, 'nova_drs_integration.pth'), 'w') as handle:
         handle.write(HERE + '\n')
+        handle.write("import nova_drs.resources.alias as alias; "
+                     "alias.install(**{'nova.virt.drs_trace': 'trace_driver'})\n")
 
 
 def _run(cmd, what, env=None, log_path=None):
@@ -204,6 +218,7 @@ class Cloud:
         self.logs = os.path.join(workdir, 'logs')
         self.pids = os.path.join(workdir, 'pids')
         self.etc = os.path.join(workdir, 'etc')
+        self.nova_conf = os.path.join(self.etc, 'nova', 'nova.conf')
         self.timings = []
         self.state_file = os.path.join(workdir, 'cloud.json')
         self.ports = {}
@@ -270,7 +285,8 @@ class Cloud:
 
     def down(self):
         # Computes and the daemon first (they talk to the rest), APIs last.
-        first = ('nova-compute', 'nova-loadbalancer', 'nova-drs')
+        # BMCs before the computes, or a daemon's wake could start one again.
+        first = ('bmc-', 'nova-compute', 'nova-loadbalancer', 'nova-drs')
         for name in sorted(self.running(), key=lambda n: (not n.startswith(first), n)):
             self.stop_process(name)
         if os.path.exists(self.state_file):
@@ -309,6 +325,7 @@ class Cloud:
             self._phase('apis up', self._apis)
             self._phase('conductor+scheduler', self._control)
             self._phase('3 computes up', self._computes)
+            self._phase('BMCs (IPMI, Redfish)', self._bmcs)
             self._phase('image+flavor', self._resources)
             self._phase('nova-loadbalancer', self._daemon)
         except BaseException as exc:
@@ -322,7 +339,7 @@ class Cloud:
 
     def _save_state(self):
         state = {'auth_url': self.auth_url, 'ports': self.ports, 'logs': self.logs,
-                 'daemon_error': self.daemon_error,
+                 'daemon_error': self.daemon_error, 'bmcs': self.bmcs,
                  'image': self.image, 'flavor': self.flavor, 'workdir': self.workdir,
                  'timings': self.timings}
         with open(self.state_file, 'w') as handle:
@@ -336,6 +353,7 @@ class Cloud:
         cloud.auth_url, cloud.ports = state['auth_url'], state['ports']
         cloud.image, cloud.flavor = state['image'], state['flavor']
         cloud.daemon_error = state['daemon_error']
+        cloud.bmcs = state['bmcs']
         cloud.nova_conf = os.path.join(cloud.etc, 'nova', 'nova.conf')
         return cloud
 
@@ -480,7 +498,7 @@ class Cloud:
 
     # ----------------------------------------------------------------- nova
     def _nova_config(self):
-        register_test_power_driver()
+        register_test_plugins()
         nova_dir = os.path.join(self.etc, 'nova')
         self.nova_conf = os.path.join(nova_dir, 'nova.conf')
         self.nova_db_conf = os.path.join(nova_dir, 'nova-db.conf')
@@ -490,10 +508,13 @@ class Cloud:
         shutil.copy(os.path.join(VENV, 'etc', 'nova', 'api-paste.ini'), self.api_paste)
         _write_ini(self.nova_conf, {
             'DEFAULT': {'transport_url': self.transport_url,
-                        'compute_driver': 'fake.FakeDriverWithoutFakeNodes',
+                        'compute_driver': 'drs_trace.TraceLoadDriver',
                         'state_path': os.path.join(self.workdir, 'nova'),
                         'my_ip': '127.0.0.1', 'graceful_shutdown_timeout': '3',
                         'report_interval': '5', 'service_down_time': '20',
+                        # The resource tracker runs the nova-drs monitor: a
+                        # load sample every 5 s (one trace sample).
+                        'update_resources_interval': '5',
                         'debug': 'false', 'use_rootwrap_daemon': 'false'},
             'api': {'auth_strategy': 'keystone'},
             'wsgi': {'api_paste_config': self.api_paste},
@@ -516,13 +537,17 @@ class Cloud:
             'NOVA_CONF': self.nova_conf, 'NOVA_API_PASTE_INI': self.api_paste,
             'NOVA_DRS_CONF_DIR': os.path.join(self.etc, 'nova-drs'),
             'NOVA_DRS_STATE_PATH': os.path.join(self.workdir, 'nova-drs'),
-            'NOVA_DRS_DB_NAME': DB_PREFIX + 'drs', 'NOVA_DRS_LB_PERIOD': '10',
+            'NOVA_DRS_DB_NAME': DB_PREFIX + 'drs', 'NOVA_DRS_LB_PERIOD': '5',
             'NOVA_DRS_AUTH_URL': self.auth_url, 'NOVA_DRS_AUTH_USERNAME': 'admin',
             'NOVA_DRS_AUTH_PASSWORD': PASSWORD, 'NOVA_DRS_AUTH_PROJECT_NAME': 'admin',
             'NOVA_DRS_AUTH_DOMAIN_NAME': 'Default', 'NOVA_DRS_REGION_NAME': REGION,
             'ENABLED_SERVICES': 'nova-loadbalancer,nova-drs-collector',
         })
         plugin_functions(['configure_nova_drs', 'init_nova_drs'], self.drs_env)
+        # What a local.conf [[post-config]] would add: a host that does not
+        # come back is declared in error within 90 s, not 15 min.
+        plugin_functions(['iniset "$(_nova_drs_conf_file)" loadbalancer wake_timeout %d'
+                          % WAKE_TIMEOUT], self.drs_env)
 
     def _nova_cmd(self, binary, *extra_files):
         cmd = [os.path.join(BIN, binary), '--config-file', self.nova_conf]
@@ -611,7 +636,9 @@ class Cloud:
             os.makedirs(os.path.join(state, 'instances'))
             _write_ini(conf, {'DEFAULT': {'host': host, 'state_path': state,
                                           'instances_path': os.path.join(state, 'instances')}})
-        return self._spawn('nova-compute-' + host, self._nova_cmd('nova-compute', conf))
+        return self._spawn('nova-compute-' + host, self._nova_cmd('nova-compute', conf),
+                           {'NOVA_DRS_TRACE_DIR': TRACE_DIR,
+                            'NOVA_DRS_TRACE_SECONDS': str(SECONDS_PER_SAMPLE)})
 
     def _computes(self):
         for host in COMPUTES:
@@ -631,6 +658,63 @@ class Cloud:
             time.sleep(2)
         raise CloudError('%d hypervisors did not show up within 180 s; see %s'
                          % (len(COMPUTES), self.logs))
+
+    def _bmcs(self):
+        """One IPMI BMC per host and one Redfish emulator for all, on loopback."""
+        env = {'PYTHONPATH': ROOT, 'NOVA_DRS_CLOUD_DIR': self.workdir,
+               'MINICLOUD_BMC_USER': BMC_USER, 'MINICLOUD_BMC_PASSWORD': BMC_PASSWORD}
+        module = [sys.executable, '-m', 'tests.integration.bmc']
+        self.bmcs = {'ipmi': {}, 'redfish': _free_port()}
+        for host in COMPUTES:
+            self.bmcs['ipmi'][host] = _free_udp_port()
+            self._spawn('bmc-ipmi-' + host, module + [
+                'ipmi', '--host', host, '--port', str(self.bmcs['ipmi'][host])], env)
+        self._spawn('bmc-redfish', module + [
+            'redfish', '--hosts', ','.join(COMPUTES), '--port', str(self.bmcs['redfish'])],
+            env)
+        for host in COMPUTES:
+            for kind in ('ipmi', 'redfish'):
+                self._wait_power(kind, host)
+
+    def bmc_options(self, host, kind):
+        """Options of the shipped ``ipmi``/``redfish`` power driver for ``host``'s BMC."""
+        if kind == 'ipmi':
+            return {'address': '127.0.0.1', 'port': self.bmcs['ipmi'][host],
+                    'username': BMC_USER, 'password': BMC_PASSWORD}
+        return {'url': 'http://127.0.0.1:%d' % self.bmcs['redfish'],
+                'system_id': host, 'username': BMC_USER,
+                'password': BMC_PASSWORD, 'verify': False}
+
+    def power_status(self, kind, host):
+        """The host's power as the shipped driver reads it from its BMC (on/off/...)."""
+        from oslo_config import cfg
+
+        from nova_drs import conf as drs_conf
+        from nova_drs.power import base as power_base
+        from nova_drs.power import loader as power_loader
+        conf = cfg.ConfigOpts()
+        drs_conf.register_opts(conf)
+        conf([], project='nova-drs-minicloud', default_config_files=[])
+        driver = power_loader.get_driver(kind, conf)
+        return driver.status(power_base.PowerTarget(name=host,
+                                                    options=self.bmc_options(host, kind)))
+
+    def _wait_power(self, kind, host, timeout=60):
+        name = 'bmc-ipmi-' + host if kind == 'ipmi' else 'bmc-redfish'
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            if name in self.failed():
+                raise CloudError('%s exited; see %s' % (name, self._log(name)))
+            try:
+                last = self.power_status(kind, host)
+                if last == 'on':
+                    return
+            except Exception as exc:  # not ready yet: keep the reason for the message
+                last = exc
+            time.sleep(0.5)
+        raise CloudError('%s BMC of %s did not report power on within %ds (last: %s); see %s'
+                         % (kind, host, timeout, last, self._log(name)))
 
     def _resources(self):
         image = self.client('image', raise_exc=True)

@@ -38,6 +38,11 @@ def cloud():
               'expected here): %s; logs in %s' % (', '.join(dead), instance.logs))
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The daemon-driven scenarios (test_daemon.py) last: they power hosts off and on."""
+    items.sort(key=lambda item: item.path.name == 'test_daemon.py')
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

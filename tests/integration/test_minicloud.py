@@ -146,9 +146,10 @@ def test_suspend_host_moves_servers_and_powers_the_host_off(cloud):
     compute = _compute(cloud, raise_exc=False)
     server = _boot(cloud, compute, 'evacuee')
     host = _host_of(server)
+    # The shipped ipmi driver, against the host's virtual BMC (tests/integration/bmc.py).
     response = compute.post('/loadbalancer/action', json={'set_power': {
-        'host': host, 'driver': 'process', 'mode': 'off',
-        'options': {'workdir': cloud.workdir}}})
+        'host': host, 'driver': 'ipmi', 'mode': 'off',
+        'options': cloud.bmc_options(host, 'ipmi')}})
     assert response.status_code == 200, response.text
 
     response = compute.post('/loadbalancer/action', json={'suspend_host': {'host': host}})
@@ -162,6 +163,7 @@ def test_suspend_host_moves_servers_and_powers_the_host_off(cloud):
     services = compute.get('/os-services?binary=nova-compute&host=%s' % host).json()
     assert services['services'][0]['status'] == 'disabled'
     assert 'nova-compute-' + host in cloud.failed(), 'the host process still runs'
+    assert cloud.power_status('ipmi', host) == 'off'
 
     # A new boot never lands on the suspended host.
     newcomer = _boot(cloud, compute, 'newcomer')
@@ -182,3 +184,4 @@ def test_unsuspend_host_wakes_it(cloud):
     services = compute.get('/os-services?binary=nova-compute&host=%s' % host).json()
     assert services['services'][0]['state'] == 'up'
     assert services['services'][0]['status'] == 'enabled'
+    assert cloud.power_status('ipmi', host) == 'on'

@@ -1,9 +1,9 @@
 """Runs nova-drs's tempest plugin (nova_drs/tests/tempest) against the mini-cloud.
 
 tempest comes from PyPI into .venv-cloud; its configuration points at the
-mini-cloud's keystone with dynamic credentials, and at the test-only
-``process`` power driver so the suspend/wake scenario acts on real
-nova-compute processes.
+mini-cloud's keystone with dynamic credentials, and at the shipped
+``redfish`` power driver and the mini-cloud's Redfish BMC (bmc.py), so the
+suspend/wake scenario powers real nova-compute processes off and on.
 """
 
 import json
@@ -33,8 +33,10 @@ def _tempest_conf(cloud, path):
                     'region': minicloud.REGION, 'build_timeout': '120'},
         'service_available': {'nova': 'true', 'glance': 'true', 'neutron': 'false',
                               'cinder': 'false', 'swift': 'false'},
-        'nova_drs': {'power_driver': 'process',
-                     'power_options': json.dumps({'workdir': cloud.workdir}),
+        # The shipped redfish driver against the mini-cloud's sushy-tools
+        # emulator; the scenario puts its host's name in place of {host}.
+        'nova_drs': {'power_driver': 'redfish',
+                     'power_options': json.dumps(cloud.bmc_options('{host}', 'redfish')),
                      'state_timeout': '240'},
     })
 

@@ -10,7 +10,8 @@ opts = [
                     '(a name in nova_drs.power_drivers). Empty: the scenario is skipped, '
                     'since suspending a host of a shared cloud needs operator consent.'),
     cfg.StrOpt('power_options', default='{}',
-               help='JSON object of the power driver\'s per-host options.'),
+               help='JSON object of the power driver\'s per-host options; '
+                    '"{host}" in it is replaced by the host\'s name.'),
     cfg.StrOpt('power_mode', default='off', choices=['off', 's3'],
                help='Power mode set with the driver.'),
     cfg.IntOpt('state_timeout', default=300, min=10,

@@ -62,7 +62,8 @@ class SuspendWakeScenarioTest(base.LoadBalancerTest):
         self.admin_lb.host_action('set_power', expected=200, host=host,
                                   driver=CONF.nova_drs.power_driver,
                                   mode=CONF.nova_drs.power_mode,
-                                  options=json.loads(CONF.nova_drs.power_options))
+                                  options=json.loads(
+                                      CONF.nova_drs.power_options.replace('{host}', host)))
 
         self.admin_lb.host_action('suspend_host', host=host)
         self._wait_state(host, 'suspended')
