@@ -20,6 +20,17 @@ POWER_SAVING = 'power_saving'
 EVEN_DISTRIBUTION = 'even_distribution'
 POLICIES = (NONE, EVEN_DISTRIBUTION, POWER_SAVING)
 AUTOMATION_LEVELS = ('manual', 'automatic')
+#: The cluster of hosts outside every aggregate carrying ``drs_policy``.
+DEFAULT_CLUSTER = 'default'
+
+
+def cluster_name(aggregates):
+    """A host's DRS cluster: the first of its aggregates (by name) that carries
+    ``drs_policy``, else DEFAULT_CLUSTER. ``aggregates``: (name, metadata) pairs."""
+    for name, metadata in sorted(aggregates, key=lambda pair: pair[0]):
+        if POLICY_KEY in (metadata or {}):
+            return name
+    return DEFAULT_CLUSTER
 
 
 class Resolver:

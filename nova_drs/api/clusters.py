@@ -1,7 +1,7 @@
 """The DRS cluster of a host and its floor of active hosts, as the daemon resolves them.
 
-A host's cluster is the first aggregate (by name) that carries
-``drs_policy``; hosts in no such aggregate form the cluster ``default``.
+A host's cluster is nova_drs.cluster_policy.cluster_name(), as for the
+daemon; hosts in no ``drs_policy`` aggregate form the cluster ``default``.
 The floor is ``min_active_hosts + hosts_in_reserve``, each from the
 cluster's aggregate metadata when it holds a non-negative integer, else
 from ``[loadbalancer]`` (nova_drs.daemon.service reads them the same way),
@@ -13,8 +13,8 @@ import collections
 from nova import objects
 
 from nova_drs.api import nova_hosts
+from nova_drs import cluster_policy
 
-DEFAULT_CLUSTER = 'default'
 
 
 class Cluster(collections.namedtuple(
@@ -37,17 +37,14 @@ def _int_meta(metadata, key, default):
 def cluster_of(context, host, conf):
     """The Cluster of ``host``: its name, member compute hosts and limits."""
     computes = set(nova_hosts.compute_hosts(context))
-    aggregates = sorted(objects.AggregateList.get_all(context), key=lambda a: a.name)
-    policy_aggregates = [a for a in aggregates if 'drs_policy' in (a.metadata or {})]
-    name, members = DEFAULT_CLUSTER, None
-    for aggregate in policy_aggregates:
-        if host in (aggregate.hosts or ()):
-            name, members = aggregate.name, computes & set(aggregate.hosts)
-            break
-    if members is None:
-        clustered = {member for aggregate in policy_aggregates
-                     for member in aggregate.hosts or ()}
-        members = computes - clustered
+    aggregates = objects.AggregateList.get_all(context)
+    of_host = collections.defaultdict(list)
+    for aggregate in aggregates:
+        for member in aggregate.hosts or ():
+            of_host[member].append((aggregate.name, aggregate.metadata))
+    name = cluster_policy.cluster_name(of_host[host])
+    members = {member for member in computes
+               if cluster_policy.cluster_name(of_host[member]) == name}
     metadata = next((a.metadata or {} for a in aggregates if a.name == name), {})
     group = conf.loadbalancer
     return Cluster(name, frozenset(members | {host}),

@@ -22,6 +22,7 @@ import logging
 import re
 
 from oslo_utils import timeutils
+from nova_drs import cluster_policy
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
@@ -415,11 +416,8 @@ def _clusters(aggregates):
 
 
 def _cluster_of(host, membership):
-    """The first aggregate (by name) carrying a drs_policy is the host's cluster."""
-    for aggregate in membership.get(host, ()):
-        if 'drs_policy' in (aggregate.get('metadata') or {}):
-            return aggregate['name']
-    return 'default'
+    return cluster_policy.cluster_name(
+        (a['name'], a.get('metadata')) for a in membership.get(host, ()))
 
 
 class Rules:

@@ -19,6 +19,7 @@ import datetime
 import logging
 
 from oslo_utils import timeutils
+from nova_drs import cluster_policy
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
@@ -95,7 +96,8 @@ def budget_for(view, limits, clusters=None):
     in_flight = getattr(view, 'in_flight', None)
     if in_flight is None:
         in_flight = observe.under_way(view)
-    return Budget(limits, lambda host: clusters.get(host, 'default'), in_flight)
+    default = cluster_policy.DEFAULT_CLUSTER
+    return Budget(limits, lambda host: clusters.get(host, default), in_flight)
 
 
 class Orchestrator:
