@@ -102,6 +102,7 @@ class Simulation:
         acc = metrics.Accumulator(n_hosts, n_vms, [m.curve for m in self.models], caps)
         index = {n: i for i, n in enumerate(self.host_names)}
         vm_index = {n: v for v, n in enumerate(self.names)}
+        host_hours = {}     # (host, clock hour) -> migrations in or out
         for k in range(samples):
             now = k * self.interval
             following = k + 1 if k + 1 < samples else k
@@ -118,6 +119,9 @@ class Simulation:
                 for action in plan.migrations:
                     v = vm_index[action.instance]
                     self.ping_pong.moved(v, action.source, action.destination, now)
+                    for end in (action.source, action.destination):
+                        hour = (end, int(now // 3600))
+                        host_hours[hour] = host_hours.get(hour, 0) + 1
                     host_of[v] = index[action.destination]
                     last_moved[v] = now
                     moves.append(v)
@@ -139,6 +143,7 @@ class Simulation:
         result = acc.summary()
         result.update(policy=self.policy_name, initial=self.initial, vms=n_vms, hosts=n_hosts,
                       retired_vms=self.retired, ping_pong=self.ping_pong.count,
+                      peak_host_hour_migrations=max(host_hours.values(), default=0),
                       runtime_s=round(time.perf_counter() - started, 2))
         return result
 

@@ -70,3 +70,24 @@ def test_g5x4_model_is_four_g5_in_one_box():
     (model,) = datacenter.host_models(1, 'g5x4')
     assert (model.pes, model.pe_mips, model.ram_mb) == (8, 2660.0, 16384)
     assert model.curve == tuple(4 * w for w in power.HP_ML110_G5)
+
+
+class Shuttle:
+    """Moves the first server between hosts 0 and 1 every cycle."""
+
+    suspends = False
+
+    def decide(self, state, rng):
+        dest = 1 - state.vm_host[0]
+        state.detach(0)
+        state.attach(0, dest, model.Reason.OVERLOAD.value)
+
+
+def test_busiest_host_hour_counts_moves_in_and_out_per_clock_hour(tmp_path):
+    names, data = day(tmp_path, [[20]], samples=24)   # two hours, 23 cycles
+    sim = engine.Simulation(names, data, 'dvfs', hosts=2, initial='first_fit')
+    sim.policy, sim.hosts_stay_on = Shuttle(), True
+    result = sim.run()
+    # Cycles 1-11 fall in hour 0, 12-23 in hour 1: each host is an end of all.
+    assert result['migrations'] == 23
+    assert result['peak_host_hour_migrations'] == 12
