@@ -30,6 +30,9 @@ DEFAULT_TOLERANCE = 0.1
 
 
 class EvenDistributionPolicy:
+    #: Hosts stay on: an empty host is a destination, never suspended.
+    suspends = False
+
     def __init__(self, high=DEFAULT_HIGH, window=2, tolerance=DEFAULT_TOLERANCE, cooldown=3600.0,
                  max_migrations=None):
         if not 0 < high <= 1 or window < 1 or not 0 <= tolerance <= 1:

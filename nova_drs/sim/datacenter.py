@@ -20,7 +20,11 @@ class HostModel:
 
 G4 = HostModel('hp-ml110-g4', 2, 1860.0, 4096, 1000.0, power.HP_ML110_G4)
 G5 = HostModel('hp-ml110-g5', 2, 2660.0, 4096, 1000.0, power.HP_ML110_G5)
-HOST_MODELS = {'cloudsim': (G4, G5), 'g4': (G4,), 'g5': (G5,)}
+# Four G5s in one box (8 cores, 16 GB, 4x the G5 curve): the 800-host
+# centre's capacity on 200 hosts, so hosts hold several VMs as in a real cluster.
+G5X4 = HostModel('4x-hp-ml110-g5', 8, 2660.0, 16384, 1000.0,
+                 tuple(4 * watts for watts in power.HP_ML110_G5))
+HOST_MODELS = {'cloudsim': (G4, G5), 'g4': (G4,), 'g5': (G5,), 'g5x4': (G5X4,)}
 
 # (MIPS, RAM MB) of CloudSim's four VM types; all have one vCPU.
 VM_TYPES = ((2500.0, 870), (2000.0, 1740), (1000.0, 1740), (500.0, 613))

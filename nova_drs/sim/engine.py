@@ -24,6 +24,11 @@ from nova_drs.sim import oscillation
 UNBOUNDED_RATIO = 1.0e6
 
 
+# 'policy': the policy's own rule (dvfs: first fit); 'first_fit': nova's
+# fill-in-order packing for every policy, so runs share one placement.
+INITIAL_PLACEMENTS = ('policy', 'first_fit')
+
+
 class SimulationError(ValueError):
     """The scenario cannot run (e.g. a VM fits on no host)."""
 
@@ -31,11 +36,19 @@ class SimulationError(ValueError):
 class Simulation:
     def __init__(self, names, traces, policy_name, hosts=datacenter.DEFAULT_HOSTS,
                  host_model='cloudsim', seed=0, interval=datacenter.INTERVAL,
-                 retire_idle=True, params=None, ping_pong_window=oscillation.DEFAULT_WINDOW):
+                 retire_idle=True, params=None, ping_pong_window=oscillation.DEFAULT_WINDOW,
+                 initial='policy'):
+        if initial not in INITIAL_PLACEMENTS:
+            raise ValueError('unknown initial placement %r (choose from %s)'
+                             % (initial, ', '.join(INITIAL_PLACEMENTS)))
         self.names = names
         self.traces = traces
         self.policy_name = policy_name
         self.policy = None if policy_name == 'dvfs' else catalog.by_name(policy_name, params)
+        self.initial = initial
+        # dvfs and policies that never suspend keep every host on: an empty
+        # host is then a destination and part of the load spread.
+        self.hosts_stay_on = self.policy is None or not getattr(self.policy, 'suspends', True)
         self.seed = seed
         self.interval = interval
         self.models = datacenter.host_models(hosts, host_model)
@@ -68,7 +81,7 @@ class Simulation:
                                 cpu_history=(1.0,))
                  for name, (mips, ram) in zip(self.names, self.vm_types, strict=True)]
         # dvfs (no consolidation) places by first fit, as CloudSim's runner.
-        policy = self.policy or placement.FirstFit()
+        policy = self.policy if self.policy and self.initial == 'policy' else placement.FirstFit()
         result = planner.initial_placement(hosts, insts, policy)
         index = {n: i for i, n in enumerate(self.host_names)}
         where = []
@@ -89,6 +102,7 @@ class Simulation:
         acc = metrics.Accumulator(n_hosts, n_vms, [m.curve for m in self.models], caps)
         index = {n: i for i, n in enumerate(self.host_names)}
         vm_index = {n: v for v, n in enumerate(self.names)}
+        host_hours = {}     # (host, clock hour) -> migrations in or out
         for k in range(samples):
             now = k * self.interval
             following = k + 1 if k + 1 < samples else k
@@ -105,6 +119,9 @@ class Simulation:
                 for action in plan.migrations:
                     v = vm_index[action.instance]
                     self.ping_pong.moved(v, action.source, action.destination, now)
+                    for end in (action.source, action.destination):
+                        hour = (end, int(now // 3600))
+                        host_hours[hour] = host_hours.get(hour, 0) + 1
                     host_of[v] = index[action.destination]
                     last_moved[v] = now
                     moves.append(v)
@@ -114,21 +131,27 @@ class Simulation:
             phases = self._phases(before, host_of, demand, moves)
             for v in moves:
                 acc.migration(v, demand[v] * 0.1 * self.migration_time[v])
-            acc.step(phases, nxt, self.interval)
+            powered = None
+            if not self.hosts_stay_on:
+                occupied = set(host_of)
+                powered = [i in occupied for i in range(n_hosts)]
+            acc.step(phases, nxt, self.interval, powered)
             for v in range(n_vms):
                 acc.requested(v, demand[v] * self.interval)
             if progress is not None:
                 progress(k + 1, samples)
         result = acc.summary()
-        result.update(policy=self.policy_name, vms=n_vms, hosts=n_hosts, retired_vms=self.retired,
-                      ping_pong=self.ping_pong.count,
+        result.update(policy=self.policy_name, initial=self.initial, vms=n_vms, hosts=n_hosts,
+                      retired_vms=self.retired, ping_pong=self.ping_pong.count,
+                      peak_host_hour_migrations=max(host_hours.values(), default=0),
                       runtime_s=round(time.perf_counter() - started, 2))
         return result
 
     def _snapshot(self, k, host_of, last_moved):
         occupied = set(host_of)
         present = [v for v in range(len(self.traces)) if host_of[v] is not None]
-        hosts = tuple(self._host(i, model.ACTIVE if i in occupied else model.SUSPENDED)
+        hosts = tuple(self._host(i, model.ACTIVE if self.hosts_stay_on or i in occupied
+                                 else model.SUSPENDED)
                       for i in range(len(self.models)))
         start = max(0, k + 1 - 30)
         instances = tuple(

@@ -9,7 +9,8 @@
 * SLAV = SLATAH x PDM, ESV = energy x SLAV, host shutdowns = active -> idle
   transitions;
 * load spread (ours, for load balancing): population standard deviation of
-  the CPU utilisation of every host after each step, averaged over the day.
+  the CPU utilisation (allocated / capacity) of the hosts that are on after
+  each step, averaged over the day; a switched-off host has no load to even.
 """
 
 import statistics
@@ -51,9 +52,10 @@ class Accumulator:
         self.was_active[i] = active
         return energy
 
-    def step(self, phases, following, interval):
+    def step(self, phases, following, interval, powered=None):
         """One interval: ``phases`` are (start second, load per host); the
-        load reached at the end of the interval is ``following``."""
+        load reached at the end of the interval is ``following``; ``powered``
+        (default: every host) flags the hosts on after the step."""
         energy = 0.0
         ends = [start for start, _load in phases[1:]] + [interval]
         targets = [load for _start, load in phases[1:]] + [following]
@@ -69,8 +71,10 @@ class Accumulator:
         self.series['overloaded_hosts'].append(overloaded)
         self.series['energy_kwh'].append(energy / 3.6e6)
         self.series['migrations'].append(self._step_migrations)
-        self.series['load_stddev'].append(statistics.pstdev(
-            alloc / cap for (alloc, _req), cap in zip(post, self.caps, strict=True)))
+        loads = [alloc / cap for (alloc, _req), cap in zip(post, self.caps, strict=True)]
+        if powered is not None:
+            loads = [load for load, on in zip(loads, powered, strict=True) if on]
+        self.series['load_stddev'].append(statistics.pstdev(loads) if loads else 0.0)
         self._step_migrations = 0
 
     def migration(self, v, lost_mips_seconds):
