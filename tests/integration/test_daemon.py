@@ -174,6 +174,21 @@ def _boot_spread(cloud, compute):
     return ids
 
 
+def _opt_in(compute):
+    """Put the computes in a power_saving DRS cluster, as an operator would:
+    hosts outside every drs_policy aggregate are left alone (default_policy none)."""
+    name = 'drs-cluster'
+    found = [a for a in _ok(compute.get('/os-aggregates'))['aggregates'] if a['name'] == name]
+    aggregate = found[0] if found else _ok(compute.post('/os-aggregates', json={
+        'aggregate': {'name': name}}))['aggregate']
+    for host in minicloud.COMPUTES:
+        if host not in (aggregate.get('hosts') or ()):
+            aggregate = _ok(compute.post('/os-aggregates/%s/action' % aggregate['id'], json={
+                'add_host': {'host': host}}))['aggregate']
+    _ok(compute.post('/os-aggregates/%s/action' % aggregate['id'], json={
+        'set_metadata': {'metadata': {'drs_policy': 'power_saving'}}}))
+
+
 def _require_daemon(cloud):
     if cloud.daemon_error:
         pytest.fail('nova-loadbalancer is not running: %s' % cloud.daemon_error,
@@ -183,6 +198,7 @@ def _require_daemon(cloud):
 def test_underload_empties_a_host_and_suspends_it_over_ipmi(cloud):
     _require_daemon(cloud)
     compute = _compute(cloud)
+    _opt_in(compute)
     _boot_spread(cloud, compute)
     placed = {s['id']: s['OS-EXT-SRV-ATTR:host'] for s in _servers(compute)}
     # A deny rule keeps its host on, with its servers.
