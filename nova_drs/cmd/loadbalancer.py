@@ -7,16 +7,17 @@ and exits without changing anything.
 
 import json
 import sys
-import threading
 
 from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_service import service as oslo_service
 
 from nova_drs import conf as drs_conf
 from nova_drs.conf import startup
+from nova_drs.daemon import launcher as daemon_launcher
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import power as daemon_power
 from nova_drs.daemon import service
@@ -100,27 +101,21 @@ def main(argv=None):
         coordinator.start()
     except coordination.CoordinationError as exc:
         return _fail(exc)
-    balancer = service.LoadBalancer(CONF, nova, database, policy, power, coordinator)
     try:
         metrics.start_exporter(CONF, database)
     except OSError as exc:
         coordinator.stop()
         return _fail('[drs_metrics] cannot serve metrics: %s' % exc)
-    stop = threading.Event()
-    LOG.info('nova-loadbalancer started, period %ds, automation %s',
-             CONF.loadbalancer.period, CONF.loadbalancer.automation)
-    try:
-        while not stop.is_set():
-            try:
-                LOG.info('cycle: %s', balancer.run_cycle())
-            except Exception:
-                LOG.exception('cycle failed; the next one starts from a fresh view')
-            stop.wait(CONF.loadbalancer.period)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        coordinator.stop()
-    return 0
+
+    def build():
+        """The cycle, from the options as they are now (again after SIGHUP)."""
+        return service.LoadBalancer(CONF, nova, database, loadbalancer_plugins.load_policy(CONF),
+                                    daemon_power.drivers_for(CONF, database), coordinator)
+
+    launcher = oslo_service.launch(
+        CONF, daemon_launcher.LoadBalancerService(CONF, build, coordinator),
+        restart_method='mutate')
+    return launcher.wait() or 0
 
 
 if __name__ == '__main__':

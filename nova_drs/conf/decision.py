@@ -71,6 +71,11 @@ decision_opts = [
                     'moved again unless its host is over capacity.'),
 ]
 
+# nova-loadbalancer re-reads these on SIGHUP and builds its next cycle from
+# them (nova_drs/daemon/launcher.py).
+for _opt in decision_opts:
+    _opt.mutable = True
+
 
 def register_opts(conf):
     conf.register_group(loadbalancer_group)

@@ -83,6 +83,11 @@ daemon_opts = [
                     'the plan waits for later cycles. 0 wakes nothing.'),
 ]
 
+# nova-loadbalancer re-reads these on SIGHUP and builds its next cycle from
+# them (nova_drs/daemon/launcher.py).
+for _opt in daemon_opts:
+    _opt.mutable = True
+
 auth_group = cfg.OptGroup(
     'drs_auth', title='Credentials of nova-loadbalancer',
     help='Keystone credentials the daemon uses for the compute and placement '

@@ -13,6 +13,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_service import service
 
+from nova_drs.conf import startup
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
 from nova_drs.overcommit import recorder
@@ -123,6 +124,7 @@ class CollectorService(service.Service):
             batch_size=group.batch_size, batch_timeout=group.batch_timeout)
         self.listener.start()
         self.tg.add_timer(group.purge_interval, self._purge)
+        startup.answer_signals_promptly(self.tg)
         LOG.info('nova-drs collector listening on topic %s', group.topic)
         self._start_recorder()
 
