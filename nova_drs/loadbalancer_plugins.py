@@ -7,6 +7,7 @@ can ship their own algorithms in a separate package.
 
 from importlib import metadata
 
+import jsonschema
 from stevedore import driver
 from stevedore import exception as stevedore_exception
 
@@ -53,27 +54,54 @@ def check_names(conf):
         plugin(kind, getattr(conf.loadbalancer, option))
 
 
+def build(cls, values, source):
+    """``cls(**values)`` once ``values`` satisfy ``cls.PARAMETERS``; ConfigError
+    naming ``source`` (where the values came from) and the schema's rule."""
+    schema = getattr(cls, 'PARAMETERS', None) or {'type': 'object'}
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft7Validator(schema).iter_errors(values))
+    if error is not None:
+        where = '.'.join(str(p) for p in error.absolute_path) or 'parameters'
+        raise ConfigError('%s: %s %s' % (source, where, error.message))
+    return cls(**values)
+
+
 def load_policy(conf):
     opts = conf.loadbalancer
     cls = plugin('policy', opts.policy)
+    source = '[loadbalancer] policy = %s' % opts.policy
     if opts.policy == 'drs':
-        return cls(window=opts.history_window, quantile=opts.history_quantile,
-                   overload_now=opts.overload_cpu, overload_predicted=opts.overload_predicted,
-                   place_now=opts.place_cpu, place_predicted=opts.place_predicted,
-                   underload=opts.underload_predicted, cooldown=opts.migration_cooldown)
+        return build(cls, {
+            'window': opts.history_window, 'quantile': opts.history_quantile,
+            'overload_now': opts.overload_cpu, 'overload_predicted': opts.overload_predicted,
+            'place_now': opts.place_cpu, 'place_predicted': opts.place_predicted,
+            'underload': opts.underload_predicted,
+            'cooldown': float(opts.migration_cooldown)}, source)
     if opts.policy == 'even_distribution':
-        return cls(cooldown=opts.migration_cooldown)
-    detector = plugin('overload', opts.overload_detector)(opts.overload_param)
-    selection = plugin('vm_selection', opts.vm_selection)()
+        return build(cls, {'cooldown': float(opts.migration_cooldown)}, source)
+    detector = _detector(opts)
+    selection = build(plugin('vm_selection', opts.vm_selection), {}, source)
     placement = plugin('placement', opts.placement)(detector)
     underload_cls = plugin('underload', opts.underload_detector)
     if opts.underload_detector == 'mean_threshold':
-        underload = underload_cls(opts.underload_cpu, opts.underload_memory)
+        underload = build(underload_cls, {'cpu': opts.underload_cpu,
+                                          'memory': opts.underload_memory}, source)
     else:
-        underload = underload_cls()
-    wake = (policy_mod.UnsuspendWhenHot(opts.unsuspend_cpu, opts.unsuspend_memory)
+        underload = build(underload_cls, {}, source)
+    wake = (build(policy_mod.UnsuspendWhenHot, {'cpu': opts.unsuspend_cpu,
+                                                'memory': opts.unsuspend_memory}, source)
             if opts.unsuspend_when_hot else None)
     return cls(detector, selection, placement, underload, wake)
+
+
+def _detector(opts):
+    """``overload_param`` is the one parameter of the CloudSim detectors."""
+    cls = plugin('overload', opts.overload_detector)
+    properties = getattr(cls, 'PARAMETERS', {}).get('properties')
+    if properties is None:          # a plugin that declares no schema
+        return cls(opts.overload_param)
+    values = {next(iter(properties)): opts.overload_param} if properties else {}
+    return build(cls, values, '[loadbalancer] overload_param')
 
 
 def load_limits(conf):

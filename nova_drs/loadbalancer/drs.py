@@ -22,6 +22,7 @@ Why each rule exists:
 import bisect
 import itertools
 
+from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import model
 
 OVERLOAD = model.Reason.OVERLOAD.value
@@ -41,6 +42,20 @@ def upper_quantile(history, window, quantile):
 
 
 class DrsPolicy:
+    PARAMETERS = schema.params(
+        window=schema.integer(12, 'newest CPU samples each server is sized from', 'samples'),
+        quantile=schema.fraction(0.8, 'upper quantile of that window a server is sized by'),
+        overload_now=schema.fraction(1.0, 'a host is relieved above this current CPU',
+                                     maximum=None),
+        overload_predicted=schema.fraction(1.1, 'or above this predicted CPU', maximum=None),
+        place_now=schema.fraction(0.9, 'destinations are filled up to this current CPU',
+                                  maximum=None),
+        place_predicted=schema.fraction(1.0, 'and up to this predicted CPU', maximum=None),
+        underload=schema.fraction(0.8, 'a host is emptied below this predicted CPU',
+                                  maximum=None),
+        cooldown=schema.number(3600.0, 'a server moved this recently stays unless its host '
+                                       'is over capacity', 'seconds'))
+
     def __init__(self, window=12, quantile=0.8, overload_now=1.0, overload_predicted=1.1,
                  place_now=0.9, place_predicted=1.0, underload=0.8, cooldown=3600.0):
         self.window = window

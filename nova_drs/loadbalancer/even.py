@@ -17,6 +17,7 @@ the least loaded hosts of its cluster until its load is within
 
 import heapq
 
+from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import model
 
 OVERLOAD = model.Reason.OVERLOAD.value
@@ -30,6 +31,16 @@ DEFAULT_TOLERANCE = 0.1
 
 
 class EvenDistributionPolicy:
+    PARAMETERS = schema.params(
+        high=schema.fraction(DEFAULT_HIGH, 'a host above this CPU (for window samples) or RAM '
+                                           'sheds servers'),
+        window=schema.integer(2, 'samples the CPU must stay above high', 'samples'),
+        tolerance=schema.fraction(DEFAULT_TOLERANCE, 'a host within this of the cluster '
+                                                     'mean is left alone'),
+        cooldown=schema.number(3600.0, 'a server moved this recently stays', 'seconds'),
+        max_migrations=schema.integer(None, 'migrations one cycle may plan (none: no cap)',
+                                      'migrations', minimum=0, nullable=True))
+
     #: Hosts stay on: an empty host is a destination, never suspended.
     suspends = False
 

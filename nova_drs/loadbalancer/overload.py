@@ -7,11 +7,15 @@ static 0.7 threshold while history is too short, as CloudSim does.
 
 import math
 
+from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import stats
 
 
 class StaticThreshold:
     """THR: overloaded when current demand exceeds a fixed fraction."""
+
+    PARAMETERS = schema.params(
+        threshold=schema.fraction(0.8, 'overloaded when current CPU demand is above this'))
 
     def __init__(self, threshold=0.8):
         self.threshold = threshold
@@ -25,6 +29,9 @@ FALLBACK = StaticThreshold(0.7)
 
 class InterQuartileRange:
     """IQR: threshold 1 - s * IQR(history) once 12 non-zero samples exist."""
+
+    PARAMETERS = schema.params(
+        safety=schema.number(1.5, 'threshold = 1 - safety x IQR of the CPU history', 'factor'))
 
     min_samples = 12
 
@@ -46,6 +53,9 @@ class InterQuartileRange:
 class MedianAbsoluteDeviation(InterQuartileRange):
     """MAD: threshold 1 - s * MAD(history)."""
 
+    PARAMETERS = schema.params(
+        safety=schema.number(2.5, 'threshold = 1 - safety x MAD of the CPU history', 'factor'))
+
     def __init__(self, safety=2.5, fallback=FALLBACK):
         super().__init__(safety, fallback)
 
@@ -56,6 +66,10 @@ class MedianAbsoluteDeviation(InterQuartileRange):
 class LocalRegression:
     """LR: fit a line to the last 10 samples, predict one migration ahead;
     overloaded when ``safety * predicted >= 1``."""
+
+    PARAMETERS = schema.params(
+        safety=schema.number(1.2, 'overloaded when safety x predicted CPU >= 1', 'factor'),
+        migration_intervals=schema.integer(1, 'how far ahead the line is read', 'samples'))
 
     length = 10
 

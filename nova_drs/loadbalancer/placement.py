@@ -1,5 +1,6 @@
 """Destination choice: power-aware best-fit decreasing (CloudSim PABFD)."""
 
+from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import power
 
 
@@ -9,6 +10,8 @@ class PowerAwareBestFit:
     least.  Like CloudSim, a switched-off host is priced from its idle
     power (not from zero) and is not checked for overload.
     """
+
+    PARAMETERS = schema.NONE
 
     def __init__(self, overload):
         self.overload = overload
@@ -57,6 +60,8 @@ class PowerAwareBestFit:
 class FirstFit:
     """The first host, in snapshot order, the instance fits on; CloudSim's
     PowerVmAllocationPolicySimple, used by its no-migration (dvfs) baseline."""
+
+    PARAMETERS = schema.NONE
 
     def place_new(self, state, j):
         for i in range(len(state.host_names)):

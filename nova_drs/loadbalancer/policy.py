@@ -1,5 +1,6 @@
 """Policies compose the four algorithm kinds into one decision cycle."""
 
+from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import model
 
 OVERLOAD = model.Reason.OVERLOAD.value
@@ -18,6 +19,8 @@ class ConsolidationPolicy:
        then suspended;
     3. optionally wake a host when the cluster runs hot (seed rule).
     """
+
+    PARAMETERS = schema.NONE
 
     def __init__(self, overload, vm_selection, placement, underload, wake_rule=None):
         self.overload = overload
@@ -103,6 +106,10 @@ class UnsuspendWhenHot:
     """Seed rule: if the cluster's mean CPU or RAM use is above the
     ``unsuspend_*`` thresholds and a host is overloaded, wake the first
     suspended host of that cluster."""
+
+    PARAMETERS = schema.params(
+        cpu=schema.fraction(0.8, 'cluster mean CPU above which a suspended host is woken'),
+        memory=schema.fraction(0.8, 'or cluster mean RAM use above this'))
 
     def __init__(self, cpu=0.8, memory=0.8):
         self.cpu = cpu

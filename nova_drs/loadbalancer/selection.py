@@ -1,5 +1,6 @@
 """Which instance leaves an overloaded host (CloudSim VM selection)."""
 
+from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import stats
 
 
@@ -9,6 +10,8 @@ def _candidates(state, i):
 
 class MinimumMigrationTime:
     """MMT: the instance with the least RAM migrates fastest."""
+
+    PARAMETERS = schema.NONE
 
     def select(self, state, i, rng):
         best, best_ram = None, None
@@ -21,6 +24,8 @@ class MinimumMigrationTime:
 class MinimumUtilisation:
     """MU: the instance with the lowest current CPU demand."""
 
+    PARAMETERS = schema.NONE
+
     def select(self, state, i, rng):
         best, best_demand = None, None
         for j in _candidates(state, i):
@@ -32,6 +37,8 @@ class MinimumUtilisation:
 class RandomSelection:
     """RS: a random instance, from the planner's seeded generator."""
 
+    PARAMETERS = schema.NONE
+
     def select(self, state, i, rng):
         candidates = _candidates(state, i)
         return rng.choice(candidates) if candidates else None
@@ -41,6 +48,8 @@ class MaximumCorrelation:
     """MC: the instance whose CPU history is best explained by the others
     (highest R^2), i.e. the one most likely to peak with them; falls back to
     MMT when the regression is not defined."""
+
+    PARAMETERS = schema.NONE
 
     fallback = MinimumMigrationTime()
 

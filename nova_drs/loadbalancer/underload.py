@@ -3,10 +3,14 @@ only if all of them find a destination)."""
 
 import statistics
 
+from nova_drs.loadbalancer import schema
+
 
 class LeastUtilised:
     """CloudSim: every active host with 0 < utilisation < 1, least utilised
     first (utilisation as at the start of the cycle)."""
+
+    PARAMETERS = schema.NONE
 
     def candidates(self, state, excluded):
         hosts = [i for i in state.active_hosts
@@ -17,6 +21,10 @@ class LeastUtilised:
 
 class MeanBelowThreshold:
     """Seed rule: mean CPU over the history, or RAM use, below thresholds."""
+
+    PARAMETERS = schema.params(
+        cpu=schema.fraction(0.2, 'mean CPU over the history below this'),
+        memory=schema.fraction(0.2, 'or RAM use below this'))
 
     def __init__(self, cpu=0.2, memory=0.2):
         self.cpu = cpu

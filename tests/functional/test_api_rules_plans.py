@@ -172,6 +172,9 @@ class TestPolicies(test_api_hosts.LoadBalancerApiTestCase):
         for item in body['policies']:
             self.assertIn(item['kind'], algorithms.KINDS)
             self.assertIsInstance(item['parameters'], dict)
+            self.assertEqual('object', item['parameters']['type'], item['name'])
+        drs = next(i for i in body['policies'] if i['name'] == 'drs')
+        self.assertEqual(12, drs['parameters']['properties']['window']['default'])
 
 
 class TestOperatorPolicyOverride(test_api_hosts.LoadBalancerApiTestCase):

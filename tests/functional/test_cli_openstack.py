@@ -49,6 +49,21 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
                         'policy list'):
             self.assertIn('drs ' + command, out)
 
+    def test_policy_list_shows_every_parameter_with_its_default(self):
+        code, out, err = self.openstack('drs', 'policy', 'list', '-f', 'json')
+        self.assertEqual(0, code, err)
+        rows = {(row['Kind'], row['Name']): row['Parameters'] for row in json.loads(out)}
+        self.assertIn('window=12 samples', rows[('policy', 'drs')])
+        self.assertIn('cooldown=3600.0 seconds', rows[('policy', 'drs')])
+        self.assertIn('threshold=0.8 fraction of capacity', rows[('overload', 'thr')])
+        self.assertEqual('', rows[('vm_selection', 'mmt')])
+        code, out, err = self.openstack('drs', 'policy', 'list', '--long', '-f', 'json')
+        schema = json.loads({(r['Kind'], r['Name']): r['Parameters']
+                             for r in json.loads(out)}[('policy', 'drs')])
+        self.assertEqual({'type': 'integer', 'minimum': 1, 'default': 12, 'unit': 'samples',
+                          'description': 'newest CPU samples each server is sized from'},
+                         schema['properties']['window'])
+
     def test_host_list_in_every_format(self):
         code, out, err = self.openstack('drs', 'host', 'list')
         self.assertEqual(0, code, err)

@@ -5,11 +5,26 @@ import json
 from osc_lib.command import command
 
 
+def parameters_text(schema):
+    """``name=default unit`` per parameter, from the algorithm's JSON schema."""
+    properties = (schema or {}).get('properties', {})
+    return ', '.join('%s=%s %s' % (name, json.dumps(spec.get('default')), spec.get('unit', ''))
+                     for name, spec in properties.items()).replace(' ,', ',').strip()
+
+
 class ListPolicy(command.Lister):
     """List the installed loadbalancer algorithms with their parameters."""
 
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--long', action='store_true',
+                            help='Show each parameter\'s full JSON schema.')
+        return parser
+
     def take_action(self, parsed_args):
         columns = ('Kind', 'Name', 'Description', 'Parameters')
+        show = ((lambda s: json.dumps(s, sort_keys=True)) if parsed_args.long
+                else parameters_text)
         return (columns, [[item['kind'], item['name'], item['description'] or item['error'],
-                           json.dumps(item['parameters'], sort_keys=True)]
+                           show(item['parameters'])]
                           for item in self.app.client_manager.drs.list_policies()])

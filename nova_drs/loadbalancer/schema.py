@@ -1,0 +1,32 @@
+"""JSON schemas of the algorithms' parameters (Watcher-style), as plain dicts.
+
+Every algorithm class declares ``PARAMETERS = schema.params(...)``: name,
+type, bounds, default and unit of each constructor parameter. The API and
+``openstack drs policy list`` show them, and ``nova_drs.loadbalancer_plugins``
+validates values against them before building an algorithm. Components (a
+detector handed to a placement, say) are not parameters.
+"""
+
+
+def params(**properties):
+    return {'type': 'object', 'properties': properties, 'additionalProperties': False}
+
+
+def number(default, description, unit, minimum=0.0, maximum=None, nullable=False):
+    prop = {'type': ['number', 'null'] if nullable else 'number', 'minimum': minimum,
+            'default': default, 'unit': unit, 'description': description}
+    if maximum is not None:
+        prop['maximum'] = maximum
+    return prop
+
+
+def fraction(default, description, maximum=1.0):
+    return number(default, description, 'fraction of capacity', maximum=maximum)
+
+
+def integer(default, description, unit, minimum=1, nullable=False):
+    return {'type': ['integer', 'null'] if nullable else 'integer', 'minimum': minimum,
+            'default': default, 'unit': unit, 'description': description}
+
+
+NONE = params()

@@ -1,0 +1,66 @@
+"""Every installed algorithm declares its parameters as a JSON schema that
+matches its constructor: names, defaults; and the builder enforces it."""
+
+import importlib.metadata
+import inspect
+
+import jsonschema
+import pytest
+
+from nova_drs import conf as drs_conf
+from nova_drs import loadbalancer_plugins
+from nova_drs.loadbalancer import policy as policy_mod
+
+KINDS = ('overload', 'underload', 'vm_selection', 'placement', 'policy')
+# Constructor arguments that are other algorithms, not parameters.
+COMPONENTS = {'overload', 'vm_selection', 'placement', 'underload', 'wake_rule', 'fallback'}
+ALGORITHMS = sorted({(kind, ep.name, ep.load()) for kind in KINDS
+                     for ep in importlib.metadata.entry_points(
+                         group='nova_drs.loadbalancer.%s' % kind)},
+                    key=lambda item: item[:2]) + [('rule', 'unsuspend_when_hot',
+                                                   policy_mod.UnsuspendWhenHot)]
+
+
+def _is_component(name, parameter):
+    return name in COMPONENTS and not isinstance(parameter.default, (int, float))
+
+
+def _constructor_parameters(cls):
+    if cls.__init__ is object.__init__:
+        return {}
+    signature = inspect.signature(cls.__init__)
+    return {name: p.default for name, p in signature.parameters.items()
+            if name != 'self' and not _is_component(name, p)}
+
+
+@pytest.mark.parametrize('kind,name,cls', ALGORITHMS, ids=lambda v: getattr(v, '__name__', v))
+def test_schema_is_valid_and_matches_the_constructor(kind, name, cls):
+    schema = getattr(cls, 'PARAMETERS', None)
+    assert schema is not None, '%s %s declares no PARAMETERS' % (kind, name)
+    jsonschema.Draft7Validator.check_schema(schema)
+    properties = schema['properties']
+    expected = _constructor_parameters(cls)
+    assert set(properties) == set(expected), (kind, name)
+    for parameter, default in expected.items():
+        assert properties[parameter]['default'] == default, (name, parameter)
+        assert properties[parameter]['unit'] and properties[parameter]['description']
+    defaults = {p: v['default'] for p, v in properties.items()}
+    jsonschema.validate(defaults, schema)          # the defaults obey the schema
+    cls(**({c: None for c in _components(cls)} | defaults))
+
+
+def _components(cls):
+    if cls.__init__ is object.__init__:
+        return set()
+    return {n for n, p in inspect.signature(cls.__init__).parameters.items()
+            if _is_component(n, p) and p.default is inspect.Parameter.empty}
+
+
+def test_builder_refuses_values_outside_the_schema_with_one_line():
+    drs = loadbalancer_plugins.plugin('policy', 'drs')
+    with pytest.raises(drs_conf.ConfigError) as error:
+        loadbalancer_plugins.build(drs, {'window': 0}, 'source')
+    assert str(error.value).startswith('source: window 0 is less than the minimum of 1')
+    with pytest.raises(drs_conf.ConfigError, match='source: parameters Additional'):
+        loadbalancer_plugins.build(drs, {'nosuch': 1}, 'source')
+    assert loadbalancer_plugins.build(drs, {'window': 6}, 'source').window == 6
