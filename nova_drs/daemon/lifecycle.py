@@ -51,11 +51,10 @@ class Overtaken(Exception):
 
 
 def _parse_time(value):
+    """nova's timestamps as naive UTC (an offset, when present, is applied)."""
     if not value:
         return None
-    value = value.replace('Z', '')
-    value = value.split('+')[0]
-    return datetime.datetime.fromisoformat(value)
+    return timeutils.normalize_time(timeutils.parse_isotime(value))
 
 
 class HostLifecycle:
