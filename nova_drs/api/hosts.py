@@ -9,6 +9,7 @@ command. Adding an action is one ``ACTIONS`` entry and its handler.
 """
 
 import collections
+import contextlib
 import json
 
 from nova_drs.api import clusters
@@ -43,6 +44,17 @@ ACTIONS = {
 }
 ACTION_SCHEMAS = {name: action.schema for name, action in ACTIONS.items()}
 ACTION_RULES = tuple(action.rule for action in ACTIONS.values())
+
+
+@contextlib.contextmanager
+def _scale_faults():
+    """The scale checks' refusals as nova answers them: 404 / 409."""
+    try:
+        yield
+    except scale_api.NotFound as exc:
+        raise faults.NotFound(str(exc)) from None
+    except scale_api.Refused as exc:
+        raise faults.Conflict(str(exc)) from None
 
 
 def requester(context):
@@ -113,15 +125,17 @@ class HostsController:
         return getattr(self, action.handler)(context, arguments)
 
     def show_request(self, context, request_id):
-        return 200, {'request': scale_api.show(self.database, request_id)}
+        with _scale_faults():
+            return 200, {'request': scale_api.show(self.database, request_id)}
 
     def _current_state(self, host):
         return store.drs_hosts(self.database, host)[host]['suspend_state']
 
     def _scale_server(self, context, arguments):
-        return 202, {'request': scale_api.scale_server(
-            context, self.database, drs_conf.CONF, arguments['server'],
-            arguments['flavor'], requester(context))}
+        with _scale_faults():
+            return 202, {'request': scale_api.scale_server(
+                context, self.database, drs_conf.CONF, arguments['server'],
+                arguments['flavor'], requester(context))}
 
     def _suspend_host(self, context, arguments):
         host = arguments['host']
