@@ -14,15 +14,9 @@ import sqlalchemy as sa
 
 from nova_drs.db import models
 from nova_drs.db import state_history
-
-ACTIVE = 'active'
-SUSPENDING = 'suspending'
-SUSPENDED = 'suspended'
-WAKING = 'waking'
-ERROR = 'error'
-#: Maintenance mode: emptied like a suspend, but kept disabled and powered on.
-ENTERING_MAINTENANCE = 'entering_maintenance'
-MAINTENANCE = 'maintenance'
+# The state words are the decision core's (one definition, in its model).
+from nova_drs.loadbalancer.model import (
+    ACTIVE, ENTERING_MAINTENANCE, ERROR, MAINTENANCE, SUSPENDED, SUSPENDING, WAKING)
 
 #: Legal transitions: from-state -> allowed to-states.
 TRANSITIONS = {
