@@ -148,7 +148,8 @@ class StatsSimulation(engine.Simulation):
                            vcpus=s['vcpus'], ram_mb=s['ram_mb'], mips=float(s['mips']),
                            cpu_history=tuple(self.traces[v][start:k + 1]),
                            state=s['state'], server_group=s['server_group'],
-                           group_policy=s['group_policy'], last_migrated_at=last_moved[v])
+                           group_policy=s['group_policy'], last_migrated_at=last_moved[v],
+                           left_host=self.left_host[v])
             for v, s in enumerate(self.servers) if host_of[v] is not None)
         return model.Snapshot(hosts, instances, now=k * self.interval)
 
