@@ -13,8 +13,9 @@ Why each rule exists:
   instance that is enough, else its largest ones; an underloaded host is
   emptied only if all its instances fit on hosts already on, hosts with
   fewest instances first (fewest migrations per host switched off).
-* **No ping-pong** - instances moved within ``cooldown`` seconds are left
-  alone unless their host is really over capacity.
+* **No ping-pong** - instances moved within ``cooldown`` seconds (its last
+  second included) are left alone; a host really over capacity sheds them
+  only when nothing else can go, and never back to the host they left.
 * **Power** - when a host must be woken, the one with the lowest peak watts
   per unit of capacity is chosen.
 """
