@@ -114,14 +114,17 @@ def run(args, print_results):
 
 
 def _replay(args, conf, daemon_policy, print_results):
+    policies = args.policies or ['drs']
+    for name in policies:
+        if name != 'dvfs':
+            catalog.by_name(name)  # an unknown name fails before any reading
     dataset = _dataset(args, conf)
     if args.export:
         snapshot_file.write(snapshot_file.anonymise(dataset), args.export)
         print('exported %d cycles to %s' % (len(dataset['cycles']), args.export))
     print(_reproduced(dataset, planning.ClusterPlanner(conf, daemon_policy)))
     results = []
-    for name in args.policies or ['drs']:
-        catalog.by_name(name)  # an unknown name fails before any replay
+    for name in policies:
         for params in sweep.parse(args.sweep) if name in catalog.PARAMETRISED else [None]:
             results.append(_simulate(dataset, name, params, args, conf))
     return print_results(args, results)

@@ -128,8 +128,11 @@ def write(dataset, path):
 
 def read(path):
     """A dataset from ``path`` (JSON, gzip-compressed when it ends in .gz)."""
-    with open(path, 'rb') as handle:
-        data = handle.read()
+    try:
+        with open(path, 'rb') as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ValueError('%s: %s' % (path, exc.strerror)) from None
     try:
         if data[:2] == b'\x1f\x8b':
             data = gzip.decompress(data)

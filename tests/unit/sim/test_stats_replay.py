@@ -150,3 +150,25 @@ def test_import_of_a_non_dataset_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         'nova-drs-sim: error: %s: not a %s dataset (written by nova-drs-sim --export)'
         % (path, stats_replay.FORMAT))
+
+
+def test_missing_import_file_and_unknown_policy_are_one_line(tmp_path, capsys):
+    assert sim.main(['--import', str(tmp_path / 'none.json')]) == 2
+    assert capsys.readouterr().err.strip() == (
+        'nova-drs-sim: error: %s: No such file or directory' % (tmp_path / 'none.json'))
+
+    path = str(tmp_path / 'd.json')
+    snapshot_file.write(snapshot_file.anonymise(dataset()), path)
+    assert sim.main(['--import', path, '--policy', 'nosuch']) == 2
+    out, err = capsys.readouterr()
+    assert out == '' and err.startswith("nova-drs-sim: error: unknown policy 'nosuch'")
+
+
+def test_dvfs_is_the_nothing_moves_baseline(tmp_path, capsys):
+    path = str(tmp_path / 'd.json')
+    snapshot_file.write(snapshot_file.anonymise(dataset()), path)
+
+    assert sim.main(['--import', path, '--policy', 'dvfs', '--policy', 'drs']) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows['dvfs'][2] == '0' and int(rows['drs'][2]) > 0
+    assert float(rows['dvfs'][1]) > float(rows['drs'][1])   # more energy, nothing moved
