@@ -5,34 +5,12 @@ hours), ``cluster`` (a nova aggregate name). Aggregates, read in-process
 from nova, give cluster membership and ``drs_power_curve`` overrides.
 """
 
-import datetime
-import re
-
 from nova import objects
 from oslo_utils import timeutils
 
 from nova_drs.api import faults
 from nova_drs import conf as drs_conf
 from nova_drs.observability import energy
-
-_RELATIVE = re.compile(r'^(\d{1,6})([dhm])$')
-_UNITS = {'d': 'days', 'h': 'hours', 'm': 'minutes'}
-
-
-def parse_since(text, now):
-    """A UTC time from "7d"/"12h"/"30m" or ISO 8601; ValueError when neither."""
-    match = _RELATIVE.match(text.strip())
-    if match:
-        return now - datetime.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-    try:
-        when = timeutils.normalize_time(datetime.datetime.fromisoformat(text.strip()))
-    except ValueError:
-        raise ValueError('since=%r is neither a duration (7d, 12h, 30m) nor an ISO 8601 '
-                         'time' % text) from None
-    if when >= now:
-        raise ValueError('since=%r is not in the past' % text)
-    return when
-
 
 class EnergyController:
     """The energy report of every host, or of one cluster's hosts."""
@@ -44,7 +22,7 @@ class EnergyController:
         """The middleware has checked the policy and the query's shape."""
         now = timeutils.utcnow()
         try:
-            since = parse_since(since or '24h', now)
+            since = energy.parse_since(since or '24h', now)
         except ValueError as exc:
             raise faults.BadRequest(str(exc)) from None
         aggregates = [{'name': a.name, 'hosts': list(a.hosts or ()),

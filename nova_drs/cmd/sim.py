@@ -1,4 +1,5 @@
-"""``nova-drs-sim``: replay PlanetLab traces through the decision core."""
+"""``nova-drs-sim``: replay PlanetLab traces, or the cloud's own history
+(``--from-stats``), through the decision core."""
 
 import argparse
 import os
@@ -9,6 +10,7 @@ from nova_drs.sim import datacenter
 from nova_drs.sim import engine
 from nova_drs.sim import report
 from nova_drs.sim import sweep
+from nova_drs.cmd import sim_stats as stats_replay_cli
 from nova_drs.sim import traces
 
 PROG = 'nova-drs-sim'
@@ -18,7 +20,9 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG, description='Replay a day of VM CPU traces (CloudSim PlanetLab format) '
                                'through nova-drs decision policies and report CloudSim metrics.')
-    parser.add_argument('traces', help='directory with one trace file per VM')
+    parser.add_argument('traces', nargs='?',
+                        help='directory with one trace file per VM (not with --from-stats)')
+    stats_replay_cli.add_arguments(parser)
     parser.add_argument('--policy', action='append', dest='policies',
                         help='policy name, repeatable: drs (default), dvfs, or '
                              '<thr|iqr|mad|lr|lrr>_<mmt|mc|rs|mu>_<param> e.g. lr_mmt_1.2')
@@ -59,6 +63,8 @@ def progress_bar(prefix):
 def run(args):
     if args.ping_pong_window < 0:
         raise ValueError('--ping-pong-window must be 0 or more seconds')
+    if args.from_stats is not None:
+        return stats_replay_cli.run(args, print_results)
     names, data = traces.load_directory(args.traces, args.samples)
     policies = args.policies or ['drs']
     results = []
@@ -73,6 +79,11 @@ def run(args):
             result['params'] = params
             result['interval'] = datacenter.INTERVAL
             results.append(result)
+    return print_results(args, results)
+
+
+def print_results(args, results):
+    """The per-policy table, and the JSON and HTML report when asked."""
     print(report.table(results))
     if args.json:
         report.write_json(results, args.json)
@@ -102,9 +113,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.samples < 1:
         parser.error('--samples must be at least 1')
+    stats_replay_cli.check_usage(parser, args)
     try:
         _check_outputs(args)
         return run(args)
+    except stats_replay_cli.SetupError as exc:
+        sys.stderr.write('%s: %s\n' % (PROG, exc))
+        return 1
     except (traces.TraceError, engine.SimulationError, ValueError, OSError) as exc:
         sys.stderr.write('%s: error: %s\n' % (PROG, exc))
         return 2

@@ -272,6 +272,11 @@ class History:
         self.hosts, self.instances, self.cpu = {}, {}, {}
         self.newest, self._start = None, start
 
+    @property
+    def start(self):
+        """Samples taken at or before this were not read (the last full refresh)."""
+        return self._start
+
     def since(self):
         if self.newest is None:
             return self._start

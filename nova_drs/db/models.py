@@ -9,6 +9,7 @@ lives in ``drs_hosts`` keyed by the nova-compute service host name.
 from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
+from sqlalchemy.dialects import mysql
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; statistics tables are big
 # elsewhere, so they use BIGINT there.
@@ -275,4 +276,19 @@ class DrsHostStateChange(Base):
     __table_args__ = (
         sa.Index('drs_host_state_changes_host_idx', 'host', 'changed_at'),
         sa.Index('drs_host_state_changes_changed_at_idx', 'changed_at'),
+    )
+
+
+class DrsCycleInventory(Base):
+    """What one daemon cycle planned from, except the CPU histories (those are the
+    statistics tables): zlib-compressed JSON, read by ``nova-drs-sim --from-stats``."""
+
+    __tablename__ = 'drs_cycle_inventory'
+
+    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    taken_at = sa.Column(sa.DateTime, nullable=False)
+    body = sa.Column(sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mysql'), nullable=False)
+
+    __table_args__ = (
+        sa.Index('drs_cycle_inventory_taken_at_idx', 'taken_at'),
     )

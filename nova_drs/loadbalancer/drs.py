@@ -13,8 +13,9 @@ Why each rule exists:
   instance that is enough, else its largest ones; an underloaded host is
   emptied only if all its instances fit on hosts already on, hosts with
   fewest instances first (fewest migrations per host switched off).
-* **No ping-pong** - instances moved within ``cooldown`` seconds are left
-  alone unless their host is really over capacity.
+* **No ping-pong** - instances moved within ``cooldown`` seconds (its last
+  second included) are left alone; a host really over capacity sheds them
+  only when nothing else can go, and never back to the host they left.
 * **Power** - when a host must be woken, the one with the lowest peak watts
   per unit of capacity is chosen.
 """
@@ -96,7 +97,7 @@ class DrsPolicy:
 
     def _cooling(self, state, j):
         last = state.vm_last_migrated[j]
-        return last is not None and state.now - last < self.cooldown
+        return last is not None and state.now - last <= self.cooldown
 
     # -- cycle -------------------------------------------------------------
     def place_new(self, state, j):
@@ -152,8 +153,11 @@ class DrsPolicy:
         gone = []
         hard = state.demand[i] > state.capacity[i]
         while not self._fits_targets(state, i):
-            movable = [j for j in state.vms[i] if state.movable[j]
-                       and (hard or not self._cooling(state, j))]
+            movable = [j for j in state.vms[i] if state.movable[j]]
+            resting = [j for j in movable if not self._cooling(state, j)]
+            # A server moved within the cooldown goes only when nothing else
+            # can and the host is really short: else it is what ping-pongs.
+            movable = resting or (movable if hard else [])
             if not movable:
                 break
             cap = state.capacity[i]
@@ -169,6 +173,9 @@ class DrsPolicy:
         return gone
 
     def find_host(self, state, j, excluded, allow_wake):
+        left = state.vm_left[j]
+        if left is not None and self._cooling(state, j):
+            excluded = set(excluded) | {left}  # no ping-pong back to it
         dest = self.index.best_fit(state, j, excluded)
         if dest is None and allow_wake:
             dest = self._wake_for(state, j)
@@ -179,8 +186,9 @@ class DrsPolicy:
         if self._asleep is None:
             self._asleep = sorted(state.suspended_hosts,
                                   key=lambda i: (_watts_per_capacity(state, i), i))
+        left = state.vm_left[j] if self._cooling(state, j) else None
         for pos, i in enumerate(self._asleep):
-            if self.accepts(state, j, i):
+            if i != left and self.accepts(state, j, i):
                 del self._asleep[pos]
                 state.plan_wake(i)
                 self.index.update(state, i)

@@ -77,6 +77,8 @@ class Instance:
     server_group: str = None
     group_policy: str = None
     last_migrated_at: float = None
+    #: The host it left at ``last_migrated_at``: not its destination while cooling.
+    left_host: str = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

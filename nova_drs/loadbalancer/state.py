@@ -82,6 +82,7 @@ class WorkingState:
         self.vm_group = [v.server_group for v in insts]
         self.vm_group_policy = [v.group_policy for v in insts]
         self.vm_last_migrated = [v.last_migrated_at for v in insts]
+        self.vm_left = [host_index.get(v.left_host) for v in insts]
         self.vm_host = [host_index[v.host] for v in insts]
         self.origin = list(self.vm_host)
         active = [st == model.ACTIVE for st in self.power_state]
@@ -113,6 +114,7 @@ class WorkingState:
         self.vm_group.append(inst.server_group)
         self.vm_group_policy.append(inst.group_policy)
         self.vm_last_migrated.append(inst.last_migrated_at)
+        self.vm_left.append(self.host_index.get(inst.left_host))
         self.vm_host.append(host)
         self.origin.append(host)
         self.movable.append(inst.state == 'active' and inst.group_policy != model.AFFINITY

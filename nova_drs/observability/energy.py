@@ -5,7 +5,9 @@ utilisation from the statistics store; the curves from ``[drs_energy]`` and
 the aggregates' ``drs_power_curve`` metadata.
 """
 
+import datetime
 import logging
+import re
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
@@ -18,6 +20,23 @@ from nova_drs.stats import store
 
 LOG = logging.getLogger(__name__)
 CURVE_KEY = 'drs_power_curve'
+_RELATIVE = re.compile(r'^(\d{1,6})([dhm])$')
+_UNITS = {'d': 'days', 'h': 'hours', 'm': 'minutes'}
+
+
+def parse_since(text, now):
+    """A UTC time from "7d"/"12h"/"30m" or ISO 8601; ValueError when neither."""
+    match = _RELATIVE.match(text.strip())
+    if match:
+        return now - datetime.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    try:
+        when = timeutils.normalize_time(datetime.datetime.fromisoformat(text.strip()))
+    except ValueError:
+        raise ValueError('since=%r is neither a duration (7d, 12h, 30m) nor an ISO 8601 '
+                         'time' % text) from None
+    if when >= now:
+        raise ValueError('since=%r is not in the past' % text)
+    return when
 
 
 def host_curves(aggregates):

@@ -61,6 +61,7 @@ class Simulation:
         self.retire_idle = retire_idle
         self.retired = 0
         self.ping_pong = oscillation.PingPongCounter(ping_pong_window)
+        self.left_host = [None] * len(traces)   # the host each VM left at its last move
 
     def _host(self, i, state, ratio=UNBOUNDED_RATIO):
         key = (i, state, ratio)
@@ -99,6 +100,7 @@ class Simulation:
         vm_mips = [mips for mips, _ram in self.vm_types]
         host_of = self.initial_placement()
         last_moved = [None] * n_vms
+        self.left_host = [None] * n_vms
         acc = metrics.Accumulator(n_hosts, n_vms, [m.curve for m in self.models], caps)
         index = {n: i for i, n in enumerate(self.host_names)}
         vm_index = {n: v for v, n in enumerate(self.names)}
@@ -124,6 +126,7 @@ class Simulation:
                         host_hours[hour] = host_hours.get(hour, 0) + 1
                     host_of[v] = index[action.destination]
                     last_moved[v] = now
+                    self.left_host[v] = action.source
                     moves.append(v)
             nxt = self._host_load(host_of, [traces[v][following] * vm_mips[v]
                                             if host_of[v] is not None else 0.0
@@ -158,7 +161,7 @@ class Simulation:
             model.Instance(uuid=self.names[v], host=self.host_names[host_of[v]], vcpus=1,
                            ram_mb=self.vm_types[v][1], mips=self.vm_types[v][0],
                            cpu_history=tuple(self.traces[v][start:k + 1]),
-                           last_migrated_at=last_moved[v])
+                           last_migrated_at=last_moved[v], left_host=self.left_host[v])
             for v in present)
         return model.Snapshot(hosts, instances, now=k * self.interval)
 

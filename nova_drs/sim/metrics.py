@@ -101,6 +101,7 @@ class Accumulator:
             'host_shutdowns': self.shutdowns,
             'mean_active_hosts': (sum(self.series['active_hosts'])
                                   / max(len(self.series['active_hosts']), 1)),
+            'peak_active_hosts': max(self.series['active_hosts'], default=0),
             'mean_load_stddev': statistics.fmean(self.series['load_stddev'] or [0.0]),
             'series': self.series,
         }

@@ -8,6 +8,7 @@ COLUMNS = (('energy_kwh', 'energy kWh', '%.2f'), ('migrations', 'migrations', '%
            ('slav', 'SLAV %', '%.5f'), ('pdm', 'PDM %', '%.3f'), ('slatah', 'SLATAH %', '%.2f'),
            ('esv', 'ESV', '%.5f'), ('host_shutdowns', 'shutdowns', '%d'),
            ('mean_active_hosts', 'mean active', '%.1f'),
+           ('peak_active_hosts', 'peak active', '%d'),
            ('mean_load_stddev', 'load stddev %', '%.2f'), ('ping_pong', 'ping-pong', '%d'))
 PERCENT = {'slav', 'pdm', 'slatah', 'mean_load_stddev'}
 SERIES = (('active_hosts', 'Active hosts'), ('energy_kwh', 'Energy per step (kWh)'),

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
+from nova_drs.db import inventory
 from nova_drs.db import models
 
 HOSTS = models.ComputeNodeStats.__table__
@@ -206,11 +207,13 @@ def insert_samples(database, samples):
 
 
 def purge(database, before):
-    """Delete samples taken strictly before ``before``; returns (hosts, instances)."""
+    """Delete samples (and cycle inventories) taken strictly before ``before``;
+    returns (hosts, instances)."""
     with database.writer() as session:
         hosts = session.execute(HOSTS.delete().where(HOSTS.c.sampled_at < before))
         instances = session.execute(
             INSTANCES.delete().where(INSTANCES.c.sampled_at < before))
+        inventory.purge(session, before)
         return hosts.rowcount, instances.rowcount
 
 

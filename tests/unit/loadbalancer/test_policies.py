@@ -1,5 +1,7 @@
 """End-to-end cycles of the CloudSim composition, the seed rule and drs."""
 
+import dataclasses
+
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import overload
@@ -78,8 +80,40 @@ def test_drs_leaves_recently_migrated_instances_alone():
                  fakes.vm('c', 'h1', demand=0.5, mips=200.0, last_migrated_at=900.0)]
     snap = fakes.snapshot(three_hosts(), instances, now=1000.0)
     assert planner.plan(snap, catalog.by_name('drs'), LIMITS).actions == ()
-    later = fakes.snapshot(three_hosts(), instances, now=900.0 + 3600.0)
+    # "within the cooldown" includes its last second (the ping-pong window does)
+    boundary = fakes.snapshot(three_hosts(), instances, now=900.0 + 3600.0)
+    assert planner.plan(boundary, catalog.by_name('drs'), LIMITS).actions == ()
+    later = fakes.snapshot(three_hosts(), instances, now=900.0 + 3601.0)
     assert len(planner.plan(later, catalog.by_name('drs'), LIMITS).suspends) == 1
+
+
+def test_drs_hard_overload_sheds_a_resting_instance_before_a_cooling_one():
+    instances = [fakes.vm('a', 'h0', demand=0.6, mips=1000.0, ram_mb=4096),
+                 fakes.vm('b', 'h0', demand=1.0, mips=300.0, ram_mb=512,
+                          last_migrated_at=900.0, left_host='h1'),
+                 fakes.vm('c', 'h0', demand=1.0, mips=300.0, ram_mb=1024)]   # 120 %
+    plan = planner.plan(fakes.snapshot(three_hosts(), instances, now=1000.0),
+                        catalog.by_name('drs'), LIMITS)
+    # b (least RAM) would be enough, but it just arrived: c goes instead.
+    assert [(m.instance, m.reason) for m in plan.migrations] == [('c', 'overload')]
+
+
+def test_drs_never_sends_a_cooling_instance_back_to_the_host_it_left():
+    hosts = [fakes.host('h0', mips=1000.0), fakes.host('h1', mips=1000.0),
+             fakes.host('h2', mips=1000.0)]
+    instances = [fakes.vm('a', 'h0', demand=0.7, mips=1000.0, server_group='g',
+                          group_policy=model.AFFINITY),              # never moves
+                 fakes.vm('b', 'h0', demand=1.0, mips=400.0,
+                          last_migrated_at=900.0, left_host='h1'),   # h0 at 110 %
+                 fakes.vm('x', 'h1', demand=0.5, mips=1000.0),       # h1: best fit for b
+                 fakes.vm('y', 'h2', demand=0.2, mips=1000.0)]
+    snap = fakes.snapshot(hosts, instances, now=1000.0)
+    plan = planner.plan(snap, catalog.by_name('drs'), model.SafetyLimits(3, 0))
+    assert [(m.instance, m.destination) for m in plan.migrations] == [('b', 'h2')]
+    rested = fakes.snapshot(hosts, [dataclasses.replace(i, last_migrated_at=None)
+                                    for i in instances], now=1000.0)
+    plan = planner.plan(rested, catalog.by_name('drs'), model.SafetyLimits(3, 0))
+    assert [(m.instance, m.destination) for m in plan.migrations][:1] == [('b', 'h1')]
 
 
 def test_drs_wakes_the_most_efficient_host_when_nothing_fits():

@@ -113,7 +113,8 @@ def test_report_without_matplotlib_says_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, 'matplotlib', None)
     result = {'policy': 'drs', 'params': None, 'energy_kwh': 1.0, 'migrations': 0,
               'slav': 0.0, 'pdm': 0.0, 'slatah': 0.0, 'esv': 0.0, 'host_shutdowns': 0,
-              'mean_active_hosts': 1.0, 'mean_load_stddev': 0.0, 'ping_pong': 0,
+              'mean_active_hosts': 1.0, 'peak_active_hosts': 1, 'mean_load_stddev': 0.0,
+              'ping_pong': 0,
               'series': {key: [0] for key, _title in report.SERIES}}
     note = report.write_report([result], str(tmp_path))
     assert 'matplotlib is not installed' in note

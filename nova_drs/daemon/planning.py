@@ -1,0 +1,147 @@
+"""Decide: plan every DRS cluster with its own policy, thresholds and limits.
+
+Pure apart from the configuration: the daemon's cycle and ``nova-drs-sim
+--from-stats`` call the same planner, so the same snapshot gives the same
+plan in both.
+"""
+
+import copy
+import logging
+
+from nova_drs import cluster_policy
+from nova_drs.daemon import orchestrator as orchestrator_mod
+from nova_drs.loadbalancer import drs
+from nova_drs.loadbalancer import even
+from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import planner
+
+LOG = logging.getLogger(__name__)
+
+
+class ClusterPlanner:
+    """Plans a View (or anything with ``snapshot``, ``aggregates``, ``clusters``)."""
+
+    def __init__(self, conf, policy, resolver=None):
+        self.conf = conf
+        self.policy = policy
+        self.resolver = resolver or cluster_policy.Resolver()
+
+    def plan(self, view):
+        """Plan every cluster with its own policy and limits; actions as dicts.
+
+        Each host's policy comes from the shared resolver (as the weighers
+        see it); hosts whose policy is ``none`` are neither sources, nor
+        destinations, nor suspended.
+        """
+        group = self.conf.loadbalancer
+        aggregates_of = {}
+        for aggregate in view.aggregates:
+            for name in aggregate.get('hosts') or ():
+                aggregates_of.setdefault(name, []).append(
+                    (aggregate['name'], aggregate.get('metadata') or {}))
+        by_cluster = {}
+        for host in view.snapshot.hosts:
+            policy_name = self.resolver.host_policy(aggregates_of.get(host.name, ()),
+                                                    group.default_policy)
+            if policy_name != cluster_policy.NONE:
+                by_cluster.setdefault((host.cluster, policy_name), []).append(host)
+        actions = []
+        for (cluster, policy_name), hosts in sorted(by_cluster.items()):
+            meta = view.clusters.get(cluster) or {}
+            if cluster_policy.POLICY_KEY not in meta:
+                meta = {}  # not a DRS cluster: hosts nobody opted in, global defaults
+            names = {h.name for h in hosts}
+            snapshot = model.Snapshot(
+                hosts=tuple(hosts),
+                instances=tuple(i for i in view.snapshot.instances if i.host in names),
+                migrations=tuple(m for m in view.snapshot.migrations
+                                 if m.source in names and m.destination in names),
+                now=view.snapshot.now)
+            limits = model.SafetyLimits(
+                min_active_hosts=self._int_meta(cluster, meta, 'min_active_hosts',
+                                                group.min_active_hosts),
+                hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
+                                                group.hosts_in_reserve))
+            consolidating = policy_name == cluster_policy.POWER_SAVING
+            policy = (self._cluster_policy(cluster, meta) if consolidating
+                      else self._even_policy(cluster, meta))
+            try:
+                plan = planner.plan(snapshot, policy, limits, seed=group.selection_seed,
+                                    suspend_idle=consolidating)
+            except model.InvalidSnapshot as exc:
+                LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
+                continue
+            automation = self.resolver.automation(cluster, meta, group.automation)
+            for action in plan.actions:
+                actions.append(dict(orchestrator_mod.action_to_dict(action),
+                                    cluster=cluster, automation=automation))
+        return actions
+
+    def _even_policy(self, cluster, meta):
+        """even_distribution with the cluster's oVirt-style thresholds."""
+        high = self._number_meta(cluster, meta, 'high_utilization', 1, 100)
+        tolerance = self._number_meta(cluster, meta, 'balance_tolerance', 0, 100)
+        minutes = self._number_meta(cluster, meta, 'overcommit_duration', 1, 1440)
+        period = self.conf.loadbalancer.period
+        return even.EvenDistributionPolicy(
+            high=(high if high is not None else even.DEFAULT_HIGH * 100) / 100.0,
+            tolerance=(tolerance if tolerance is not None
+                       else even.DEFAULT_TOLERANCE * 100) / 100.0,
+            window=max(1, round((minutes if minutes is not None
+                                 else even.DEFAULT_DURATION_MINUTES) * 60 / period)),
+            cooldown=self.conf.loadbalancer.migration_cooldown)
+
+    def _cluster_policy(self, cluster, meta):
+        """The configured policy, with oVirt-style per-cluster thresholds.
+
+        ``high_utilization`` / ``low_utilization`` (percent) and
+        ``overcommit_duration`` (minutes a load must last before it counts)
+        tune the drs policy for one cluster; other policies ignore them.
+        """
+        if not isinstance(self.policy, drs.DrsPolicy):
+            return self.policy
+        overrides = {}
+        high = self._number_meta(cluster, meta, 'high_utilization', 1, 100)
+        if high is not None:
+            overrides['overload_now'] = high / 100.0
+            overrides['place_now'] = min(self.policy.place_now, high / 100.0)
+        low = self._number_meta(cluster, meta, 'low_utilization', 0, 100)
+        if low is not None:
+            overrides['underload'] = low / 100.0
+        minutes = self._number_meta(cluster, meta, 'overcommit_duration', 1, 1440)
+        if minutes is not None:
+            overrides['window'] = max(1, round(minutes * 60 / self.conf.loadbalancer.period))
+        if not overrides:
+            return self.policy
+        tuned = copy.copy(self.policy)
+        for name, value in overrides.items():
+            setattr(tuned, name, value)
+        return tuned
+
+    def _number_meta(self, cluster, meta, key, low, high):
+        if key not in meta:
+            return None
+        try:
+            value = float(meta[key])
+            if not low <= value <= high:
+                raise ValueError
+            return value
+        except (TypeError, ValueError):
+            self._warn_once(cluster, key, meta[key], 'a number in [%s, %s]' % (low, high))
+            return None
+
+    def _int_meta(self, cluster, meta, key, default):
+        if key not in meta:
+            return default
+        try:
+            value = int(meta[key])
+            if value < 0:
+                raise ValueError
+            return value
+        except (TypeError, ValueError):
+            self._warn_once(cluster, key, meta[key], 'an integer >= 0')
+            return default
+
+    def _warn_once(self, cluster, key, value, expected):
+        self.resolver.warn_invalid(cluster, key, value, expected)
+

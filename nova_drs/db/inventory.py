@@ -1,0 +1,36 @@
+"""Per-cycle inventories (table ``drs_cycle_inventory``) for what-if replay.
+
+The daemon writes what each real cycle planned from, minus the CPU
+histories that the statistics tables already hold; ``nova-drs-sim
+--from-stats`` joins both again. Purged with the statistics.
+"""
+
+import json
+import zlib
+
+import sqlalchemy as sa
+
+from nova_drs.db import models
+
+TABLE = models.DrsCycleInventory.__table__
+
+
+def record(database, taken_at, body):
+    """Store one cycle's inventory (a JSON-able dict)."""
+    data = zlib.compress(json.dumps(body, separators=(',', ':')).encode('utf-8'))
+    with database.writer() as session:
+        session.execute(TABLE.insert().values(taken_at=taken_at, body=data))
+
+
+def since(database, start):
+    """[(taken_at, body)] of the cycles from ``start`` on, oldest first."""
+    query = sa.select(TABLE.c.taken_at, TABLE.c.body).where(
+        TABLE.c.taken_at >= start).order_by(TABLE.c.taken_at, TABLE.c.id)
+    with database.reader() as session:
+        return [(taken_at, json.loads(zlib.decompress(body)))
+                for taken_at, body in session.execute(query)]
+
+
+def purge(session, before):
+    """Delete inventories taken before ``before`` in the caller's transaction."""
+    return session.execute(TABLE.delete().where(TABLE.c.taken_at < before)).rowcount
