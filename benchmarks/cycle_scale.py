@@ -7,8 +7,8 @@ hypervisors and servers paged with next links at ``--max-limit``,
 offset, resource providers with generations, inventories) for N hosts and
 10*N servers, sleeping ``--delay-ms`` per request. The daemon side is the
 real one: ``LoadBalancer.run_cycle`` with the real ``NovaAPI`` (keystoneauth
-Adapters) and a real DRS database (SQLite file and MariaDB on 127.0.0.1,
-root without password; a scratch database is created and dropped), with
+Adapters) and a real DRS database (SQLite file, MariaDB or PostgreSQL on 127.0.0.1 as
+root/postgres without password; a scratch database is created and dropped), with
 ``--history`` fresh statistics samples per host and server (plus one new
 round before the steady cycle, as the collector stores). Only the power
 driver is a stub (it accepts every suspend and wake).
@@ -370,6 +370,39 @@ class Meter:
         self.statements.clear()
 
 
+class Scratch:
+    """A throw-away database on MariaDB (root, no password) or PostgreSQL
+    (postgres, trust) on 127.0.0.1."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.name = 'nova_drs_bench_%s' % uuid.uuid4().hex[:8]
+        if kind == 'mariadb':
+            self.url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % self.name
+        elif kind == 'postgresql':
+            self.url = 'postgresql+psycopg2://postgres@127.0.0.1:5432/%s' % self.name
+        else:
+            raise SystemExit('cycle_scale: --db takes sqlite, mariadb, postgresql, '
+                             'not %r' % kind)
+        self.execute('CREATE DATABASE %s' % self.name)
+
+    def execute(self, statement):
+        if self.kind == 'mariadb':
+            import pymysql
+            admin = pymysql.connect(host='127.0.0.1', port=3306, user='root',
+                                    autocommit=True)
+        else:
+            import psycopg2
+            admin = psycopg2.connect(host='127.0.0.1', port=5432, user='postgres',
+                                     dbname='postgres')
+            admin.autocommit = True
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(statement)
+        finally:
+            admin.close()
+
+
 def run(hosts, args, db_kind):
     queue = multiprocessing.Queue()
     child = multiprocessing.Process(target=serve, args=(hosts, args.delay_ms / 1000.0,
@@ -382,13 +415,8 @@ def run(hosts, args, db_kind):
             url = 'sqlite:///' + os.path.join(tempfile.mkdtemp(prefix='nova-drs-bench-'),
                                               'drs.sqlite')
         else:
-            import pymysql
-            scratch = 'nova_drs_bench_%s' % uuid.uuid4().hex[:8]
-            admin = pymysql.connect(host='127.0.0.1', port=3306, user='root',
-                                    autocommit=True)
-            with admin.cursor() as cursor:
-                cursor.execute('CREATE DATABASE %s' % scratch)
-            url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % scratch
+            scratch = Scratch(db_kind)
+            url = scratch.url
         database = db_api.Database(url)
         migration.sync(database)
         conf = drs_conf.CONF
@@ -420,9 +448,7 @@ def run(hosts, args, db_kind):
     finally:
         child.terminate()
         if scratch:
-            with admin.cursor() as cursor:
-                cursor.execute('DROP DATABASE IF EXISTS %s' % scratch)
-            admin.close()
+            scratch.execute('DROP DATABASE IF EXISTS %s' % scratch.name)
 
 
 def main():
@@ -433,7 +459,8 @@ def main():
     parser.add_argument('--change-pct', type=int, default=2)
     parser.add_argument('--history', type=int, default=3,
                         help='statistics samples per host and server')
-    parser.add_argument('--db', default='sqlite,mariadb')
+    parser.add_argument('--db', default='sqlite,mariadb',
+                        help='comma-separated: sqlite, mariadb, postgresql')
     args = parser.parse_args()
     print('delay %.1f ms/request, max_limit %d, %d %% of servers changed before the '
           'steady cycle, %d samples per host/server' % (
