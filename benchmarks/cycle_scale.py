@@ -18,7 +18,9 @@ after ``--change-pct`` % of servers changed (state flips, deletions and
 creations; a creation moves its host's provider generation, a deletion does
 not, as in placement):
 requests by kind, DRS database statements, wall time of observe / plan /
-act, and the peak RSS of the daemon process. Targets at 10,000 hosts with
+act, the daemon's CPU time and the load average (wall time on a shared
+machine grows with its load; CPU time much less), and the peak RSS of the
+daemon process. Targets at 10,000 hosts with
 ``--delay-ms 5``: steady <= 10 s, <= 500 requests, <= 200 statements; cold
 <= 120 s; peak RSS <= 1.5 GiB.
 
@@ -436,11 +438,13 @@ def run(hosts, args, db_kind):
                 _samples(database, _bench(port)['servers'], 1, 0)  # one new round
             _bench(port)                       # reset the request counters
             meter.reset()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             summary = balancer.run_cycle()
             wall = time.perf_counter() - start
             requests = _bench(port)['requests']
             summary['not now'] = dict(meter.reasons)
+            summary['cpu'] = time.process_time() - cpu
+            summary['load'] = os.getloadavg()[0]
             rows.append((label, wall, dict(meter.seconds), requests,
                          dict(meter.statements), summary))
         database.dispose()
@@ -470,11 +474,12 @@ def main():
             rows = run(hosts, args, db_kind)
             for label, wall, seconds, requests, statements, summary in rows:
                 print('\n%d hosts / %d servers, %s, %s cycle: %.2f s wall '
-                      '(observe %.2f, plan %.2f, act %.2f); %d requests; %d DB statements %s; '
-                      'started %s, not now %s' % (
+                      '(observe %.2f, plan %.2f, act %.2f), daemon CPU %.2f s, load average '
+                      '%.1f; %d requests; %d DB statements %s; started %s, not now %s' % (
                           hosts, hosts * SERVERS_PER_HOST, db_kind, label, wall,
                           seconds.get('observe', 0), seconds.get('plan', 0),
-                          seconds.get('act', 0), sum(requests.values()),
+                          seconds.get('act', 0), summary['cpu'], summary['load'],
+                          sum(requests.values()),
                           sum(statements.values()), dict(sorted(statements.items())),
                           summary.get('started'), summary.get('not now')))
                 for kind, count in sorted(requests.items()):
