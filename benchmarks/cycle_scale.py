@@ -7,8 +7,8 @@ hypervisors and servers paged with next links at ``--max-limit``,
 offset, resource providers with generations, inventories) for N hosts and
 10*N servers, sleeping ``--delay-ms`` per request. The daemon side is the
 real one: ``LoadBalancer.run_cycle`` with the real ``NovaAPI`` (keystoneauth
-Adapters) and a real DRS database (SQLite file and MariaDB on 127.0.0.1,
-root without password; a scratch database is created and dropped), with
+Adapters) and a real DRS database (SQLite file, MariaDB or PostgreSQL on 127.0.0.1 as
+root/postgres without password; a scratch database is created and dropped), with
 ``--history`` fresh statistics samples per host and server (plus one new
 round before the steady cycle, as the collector stores). Only the power
 driver is a stub (it accepts every suspend and wake).
@@ -18,7 +18,9 @@ after ``--change-pct`` % of servers changed (state flips, deletions and
 creations; a creation moves its host's provider generation, a deletion does
 not, as in placement):
 requests by kind, DRS database statements, wall time of observe / plan /
-act, and the peak RSS of the daemon process. Targets at 10,000 hosts with
+act, the daemon's CPU time and the load average (wall time on a shared
+machine grows with its load; CPU time much less), and the peak RSS of the
+daemon process. Targets at 10,000 hosts with
 ``--delay-ms 5``: steady <= 10 s, <= 500 requests, <= 200 statements; cold
 <= 120 s; peak RSS <= 1.5 GiB.
 
@@ -370,6 +372,39 @@ class Meter:
         self.statements.clear()
 
 
+class Scratch:
+    """A throw-away database on MariaDB (root, no password) or PostgreSQL
+    (postgres, trust) on 127.0.0.1."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.name = 'nova_drs_bench_%s' % uuid.uuid4().hex[:8]
+        if kind == 'mariadb':
+            self.url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % self.name
+        elif kind == 'postgresql':
+            self.url = 'postgresql+psycopg2://postgres@127.0.0.1:5432/%s' % self.name
+        else:
+            raise SystemExit('cycle_scale: --db takes sqlite, mariadb, postgresql, '
+                             'not %r' % kind)
+        self.execute('CREATE DATABASE %s' % self.name)
+
+    def execute(self, statement):
+        if self.kind == 'mariadb':
+            import pymysql
+            admin = pymysql.connect(host='127.0.0.1', port=3306, user='root',
+                                    autocommit=True)
+        else:
+            import psycopg2
+            admin = psycopg2.connect(host='127.0.0.1', port=5432, user='postgres',
+                                     dbname='postgres')
+            admin.autocommit = True
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(statement)
+        finally:
+            admin.close()
+
+
 def run(hosts, args, db_kind):
     queue = multiprocessing.Queue()
     child = multiprocessing.Process(target=serve, args=(hosts, args.delay_ms / 1000.0,
@@ -382,13 +417,8 @@ def run(hosts, args, db_kind):
             url = 'sqlite:///' + os.path.join(tempfile.mkdtemp(prefix='nova-drs-bench-'),
                                               'drs.sqlite')
         else:
-            import pymysql
-            scratch = 'nova_drs_bench_%s' % uuid.uuid4().hex[:8]
-            admin = pymysql.connect(host='127.0.0.1', port=3306, user='root',
-                                    autocommit=True)
-            with admin.cursor() as cursor:
-                cursor.execute('CREATE DATABASE %s' % scratch)
-            url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % scratch
+            scratch = Scratch(db_kind)
+            url = scratch.url
         database = db_api.Database(url)
         migration.sync(database)
         conf = drs_conf.CONF
@@ -408,11 +438,13 @@ def run(hosts, args, db_kind):
                 _samples(database, _bench(port)['servers'], 1, 0)  # one new round
             _bench(port)                       # reset the request counters
             meter.reset()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             summary = balancer.run_cycle()
             wall = time.perf_counter() - start
             requests = _bench(port)['requests']
             summary['not now'] = dict(meter.reasons)
+            summary['cpu'] = time.process_time() - cpu
+            summary['load'] = os.getloadavg()[0]
             rows.append((label, wall, dict(meter.seconds), requests,
                          dict(meter.statements), summary))
         database.dispose()
@@ -420,9 +452,7 @@ def run(hosts, args, db_kind):
     finally:
         child.terminate()
         if scratch:
-            with admin.cursor() as cursor:
-                cursor.execute('DROP DATABASE IF EXISTS %s' % scratch)
-            admin.close()
+            scratch.execute('DROP DATABASE IF EXISTS %s' % scratch.name)
 
 
 def main():
@@ -433,7 +463,8 @@ def main():
     parser.add_argument('--change-pct', type=int, default=2)
     parser.add_argument('--history', type=int, default=3,
                         help='statistics samples per host and server')
-    parser.add_argument('--db', default='sqlite,mariadb')
+    parser.add_argument('--db', default='sqlite,mariadb',
+                        help='comma-separated: sqlite, mariadb, postgresql')
     args = parser.parse_args()
     print('delay %.1f ms/request, max_limit %d, %d %% of servers changed before the '
           'steady cycle, %d samples per host/server' % (
@@ -443,11 +474,12 @@ def main():
             rows = run(hosts, args, db_kind)
             for label, wall, seconds, requests, statements, summary in rows:
                 print('\n%d hosts / %d servers, %s, %s cycle: %.2f s wall '
-                      '(observe %.2f, plan %.2f, act %.2f); %d requests; %d DB statements %s; '
-                      'started %s, not now %s' % (
+                      '(observe %.2f, plan %.2f, act %.2f), daemon CPU %.2f s, load average '
+                      '%.1f; %d requests; %d DB statements %s; started %s, not now %s' % (
                           hosts, hosts * SERVERS_PER_HOST, db_kind, label, wall,
                           seconds.get('observe', 0), seconds.get('plan', 0),
-                          seconds.get('act', 0), sum(requests.values()),
+                          seconds.get('act', 0), summary['cpu'], summary['load'],
+                          sum(requests.values()),
                           sum(statements.values()), dict(sorted(statements.items())),
                           summary.get('started'), summary.get('not now')))
                 for kind, count in sorted(requests.items()):

@@ -6,9 +6,12 @@ from nova_drs.db import migration
 
 def _sync(conf):
     database = api.Database.from_conf(conf)
-    before = migration.current_revision(database)
-    migration.sync(database, conf.category.revision)
-    after = migration.current_revision(database)
+    try:
+        before = migration.current_revision(database)
+        migration.sync(database, conf.category.revision)
+        after = migration.current_revision(database)
+    finally:
+        database.dispose()  # the pool closes now (callers may drop the database)
     if before == after:
         print('DRS database %s is up to date (revision %s)'
               % (api.masked(database.connection), after))

@@ -210,7 +210,7 @@ class Observer:
         records = self._records(services, register_hosts)
         if self.inventory.last_refresh == 'full':
             self.history.clear(now - self.stats_window)
-        self.history.add(*store.cpu_samples_since(self.db, self.history.since()))
+        read_statistics(self.db, self.history)
         return Raw(
             services=services, hypervisors=hypervisors, aggregates=aggregates,
             servers=servers, groups=groups, migrations=migrations, inventories=inventories,
@@ -257,20 +257,32 @@ class Observer:
             return False
 
 
+def read_statistics(database, history):
+    """Top ``history`` up with the samples stored since it was last read."""
+    host_rows = store.host_cpu_since(database, history.since())
+    after, late = history.unseen(host_rows)
+    history.add(host_rows, store.instance_cpu_since(database, after, late))
+
+
 class History:
     """The newest ``length`` CPU samples per host and instance, kept between cycles
     and topped up with what is new (cleared and re-read on every full refresh).
-    A sample is (sampled_at, CPU demand as a fraction of the capacity)."""
+    A sample is (sampled_at, CPU demand as a fraction of the capacity).
+
+    Host samples are re-read with an overlap (late ones); instance samples
+    only after the newest host sample held, plus those of late host samples.
+    """
 
     def __init__(self, length):
         self.length = length
         self.hosts, self.instances, self.cpu = {}, {}, {}
-        self.newest = None
+        self.newest = self.newest_host = None
         self._start = None
 
     def clear(self, start):
         self.hosts, self.instances, self.cpu = {}, {}, {}
-        self.newest, self._start = None, start
+        self.newest = self.newest_host = None
+        self._start = start
 
     @property
     def start(self):
@@ -282,25 +294,37 @@ class History:
             return self._start
         return max(self._start, self.newest - STATS_OVERLAP)
 
+    def unseen(self, host_rows):
+        """(after, late): read instance samples taken after ``after`` and those of
+        the ``late`` (host, sampled_at) samples, taken before but not held yet."""
+        after = self.newest_host
+        if after is None:
+            return self.since(), ()
+        late = {(host, when) for host, when, _cpu in host_rows if when <= after and
+                all(held != when for held, _ in self.hosts.get(host, ()))}
+        return after, late
+
     def add(self, host_rows, instance_rows):
-        changed = set()
         for rows, held in ((host_rows, self.hosts), (instance_rows, self.instances)):
+            changed, newest = set(), None
             for key, sampled_at, cpu in rows:
                 samples = held.get(key, ())
-                if any(when == sampled_at for when, _ in samples):
-                    continue
                 sample = (sampled_at, min(1.0, (cpu or 0.0) / 100.0))
                 if not samples or sampled_at > samples[0][0]:
                     held[key] = (sample,) + samples[:self.length - 1]
+                elif any(when == sampled_at for when, _ in samples):
+                    continue
                 else:
                     held[key] = tuple(sorted(samples + (sample,), reverse=True))[
                         :self.length]
                 changed.add(key)
-                if self.newest is None or sampled_at > self.newest:
-                    self.newest = sampled_at
+                newest = sampled_at if newest is None else max(newest, sampled_at)
             for key in changed:
                 self.cpu[key] = tuple(fraction for _when, fraction in reversed(held[key]))
-            changed.clear()
+            if newest is not None:
+                self.newest = newest if self.newest is None else max(self.newest, newest)
+                if held is self.hosts:
+                    self.newest_host = max(self.newest_host or newest, newest)
 
 
 def build_view(raw, rules, stats_max_age):

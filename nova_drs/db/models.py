@@ -14,6 +14,8 @@ from sqlalchemy.dialects import mysql
 # SQLite only auto-increments INTEGER PRIMARY KEY; statistics tables are big
 # elsewhere, so they use BIGINT there.
 BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+# Unbounded JSON lists: TEXT stops at 64 KiB on MySQL/MariaDB, MEDIUMTEXT at 16 MiB.
+LongText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
 
 HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error',
                'entering_maintenance', 'maintenance')
@@ -191,9 +193,9 @@ class LbPlan(Base):
     mode = sa.Column(sa.String(16), nullable=False)
     status = sa.Column(sa.String(16), nullable=False, default='pending')
     # JSON list of actions, e.g. [{"type": "migrate", "instance": ..., "to": ...}].
-    actions = sa.Column(sa.Text)
+    actions = sa.Column(LongText)
     # JSON list of human-readable reasons.
-    reasons = sa.Column(sa.Text)
+    reasons = sa.Column(LongText)
     decided_by = sa.Column(sa.String(255))
 
     __table_args__ = (

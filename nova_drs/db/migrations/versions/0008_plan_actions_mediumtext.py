@@ -1,0 +1,37 @@
+"""Plans of any size on MySQL/MariaDB: ``lb_plans.actions``/``reasons`` MEDIUMTEXT.
+
+TEXT holds 64 KiB there (about 400 migrate actions); a plan lists one action
+per move, so a big cluster overflowed it. MEDIUMTEXT holds 16 MiB. SQLite
+and PostgreSQL TEXT are unbounded: nothing to do on them.
+
+Revision ID: 0008_plan_actions_mediumtext
+Revises: 0007_observability
+Create Date: 2026-11-23
+"""
+
+from alembic import op
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+
+revision = '0008_plan_actions_mediumtext'
+down_revision = '0007_observability'
+branch_labels = None
+depends_on = None
+
+COLUMNS = ('actions', 'reasons')
+
+
+def upgrade():
+    if op.get_bind().dialect.name != 'mysql':
+        return
+    for column in COLUMNS:
+        op.alter_column('lb_plans', column, type_=mysql.MEDIUMTEXT(),
+                        existing_type=sa.Text(), existing_nullable=True)
+
+
+def downgrade():
+    if op.get_bind().dialect.name != 'mysql':
+        return
+    for column in COLUMNS:
+        op.alter_column('lb_plans', column, type_=sa.Text(),
+                        existing_type=mysql.MEDIUMTEXT(), existing_nullable=True)

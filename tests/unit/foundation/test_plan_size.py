@@ -1,0 +1,63 @@
+"""Big plans survive the database: 2,000 actions stored and read back whole.
+
+On MySQL/MariaDB ``lb_plans.actions`` was TEXT (64 KiB); migration
+0008_plan_actions_mediumtext makes it MEDIUMTEXT. Real servers only.
+"""
+
+import pytest
+import sqlalchemy as sa
+
+from nova_drs.api import store as api_store
+from nova_drs.cmd import manage
+from nova_drs.db import api
+from nova_drs.db import migration
+from nova_drs.db import plans
+from tests import services
+
+PREVIOUS_HEAD = '0007_observability'
+
+
+def _actions(count):
+    return [{'type': 'migrate', 'instance': '00000000-0000-0000-0000-%012d' % i,
+             'from': 'compute%05d' % (i % 500), 'to': 'compute%05d' % (500 + i % 500),
+             'reason': 'consolidate compute%05d' % (i % 500)} for i in range(count)]
+
+
+@pytest.fixture(params=['mariadb', 'postgresql', 'sqlite'])
+def scratch_url(request, tmp_path):
+    if request.param == 'sqlite':
+        yield 'sqlite:///%s' % (tmp_path / 'drs.sqlite')
+        return
+    scratch = services.ScratchDatabase(request.param)
+    yield scratch.url
+    scratch.drop()
+
+
+def _db_sync(tmp_path, url):
+    conf = tmp_path / 'nova.conf'
+    conf.write_text('[drs_database]\nconnection = %s\n' % url)
+    return manage.main(['--config-file', str(conf), 'db', 'sync'])
+
+
+def test_plan_of_2000_actions_after_db_sync_from_previous_head(scratch_url, tmp_path):
+    database = api.Database(scratch_url)
+    try:
+        migration.sync(database, PREVIOUS_HEAD)
+        big = _actions(2000)
+        if database.engine.dialect.name == 'mysql':
+            # The defect this migration fixes: TEXT stops at 64 KiB.
+            with pytest.raises(Exception, match='Data too long'):
+                plans.save(database, 'manual', big, 'pending')
+        assert _db_sync(tmp_path, scratch_url) == 0
+        assert migration.current_revision(database) == migration.head_revision()
+        plan_id = plans.save(database, 'manual', big, 'pending', cluster='c1')
+        assert api_store.get_plan(database, plan_id)['actions'] == big
+        assert plans.set_status(database, plan_id, 'approved', 'pending')
+        assert plans.approved(database) == [(plan_id, big)]
+        if database.engine.dialect.name == 'mysql':
+            columns = {c['name']: c['type'] for c in
+                       sa.inspect(database.engine).get_columns('lb_plans')}
+            assert type(columns['actions']).__name__ == 'MEDIUMTEXT'
+            assert type(columns['reasons']).__name__ == 'MEDIUMTEXT'
+    finally:
+        database.dispose()
