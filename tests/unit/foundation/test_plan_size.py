@@ -1,7 +1,7 @@
 """Big plans survive the database: 2,000 actions stored and read back whole.
 
 On MySQL/MariaDB ``lb_plans.actions`` was TEXT (64 KiB); migration
-0008_plan_actions_mediumtext makes it MEDIUMTEXT. Real servers only.
+0009_plan_actions_mediumtext makes it MEDIUMTEXT. Real servers only.
 """
 
 import pytest
@@ -14,7 +14,7 @@ from nova_drs.db import migration
 from nova_drs.db import plans
 from tests import services
 
-PREVIOUS_HEAD = '0007_observability'
+PREVIOUS_HEAD = '0008_sim_inventory'
 
 
 def _actions(count):

@@ -4,8 +4,8 @@ TEXT holds 64 KiB there (about 400 migrate actions); a plan lists one action
 per move, so a big cluster overflowed it. MEDIUMTEXT holds 16 MiB. SQLite
 and PostgreSQL TEXT are unbounded: nothing to do on them.
 
-Revision ID: 0008_plan_actions_mediumtext
-Revises: 0007_observability
+Revision ID: 0009_plan_actions_mediumtext
+Revises: 0008_sim_inventory
 Create Date: 2026-11-23
 """
 
@@ -13,8 +13,8 @@ from alembic import op
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
-revision = '0008_plan_actions_mediumtext'
-down_revision = '0007_observability'
+revision = '0009_plan_actions_mediumtext'
+down_revision = '0008_sim_inventory'
 branch_labels = None
 depends_on = None
 
