@@ -331,7 +331,8 @@ class Meter:
     """Wall time per phase and DRS statements, around the real cycle."""
 
     PHASES = {'observe': ('observer', ('fetch', 'reread_after_act')),
-              'plan': ('balancer', ('_plan',)),
+              'plan': ('planner', ('plan',)),
+              'record': ('balancer', ('_record_inventory',)),
               'act': ('balancer', ('_act', '_advance_lifecycles', '_sync_overcommit',
                                    '_wake_tests'))}
 
@@ -340,7 +341,7 @@ class Meter:
         self.statements = collections.Counter()
         sa.event.listen(database.engine, 'before_cursor_execute', self._statement)
         for phase, (owner, names) in self.PHASES.items():
-            target = balancer.observer if owner == 'observer' else balancer
+            target = getattr(balancer, owner) if owner != 'balancer' else balancer
             for name in names:
                 setattr(target, name, self._timed(phase, getattr(target, name)))
         balancer.orchestrator.settle = self._timed('act', balancer.orchestrator.settle)
@@ -474,11 +475,13 @@ def main():
             rows = run(hosts, args, db_kind)
             for label, wall, seconds, requests, statements, summary in rows:
                 print('\n%d hosts / %d servers, %s, %s cycle: %.2f s wall '
-                      '(observe %.2f, plan %.2f, act %.2f), daemon CPU %.2f s, load average '
+                      '(observe %.2f, plan %.2f, record %.2f, act %.2f), daemon CPU %.2f s, '
+                      'load average '
                       '%.1f; %d requests; %d DB statements %s; started %s, not now %s' % (
                           hosts, hosts * SERVERS_PER_HOST, db_kind, label, wall,
                           seconds.get('observe', 0), seconds.get('plan', 0),
-                          seconds.get('act', 0), summary['cpu'], summary['load'],
+                          seconds.get('record', 0), seconds.get('act', 0),
+                          summary['cpu'], summary['load'],
                           sum(requests.values()),
                           sum(statements.values()), dict(sorted(statements.items())),
                           summary.get('started'), summary.get('not now')))
