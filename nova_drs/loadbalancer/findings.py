@@ -1,0 +1,288 @@
+"""Why a cycle did what it did: findings beside the plan.
+
+Derived after the policy decided, from the working state and the policy's
+own thresholds, so the hot loops pay nothing: one finding per active host
+(its load against the thresholds and the verdict) and per server moved or
+held back, with at most ``TOP_REFUSED`` candidate hosts that could not take
+it and what refused them.  Operators read them through ``drs explain``.
+"""
+
+import enum
+
+from nova_drs.loadbalancer import model
+
+TOP_REFUSED = 3
+#: Other hosts examined per migration to name refused candidates.
+CANDIDATE_SCAN = 8
+#: Migrations per plan whose refused candidates are named (the daemon's
+#: limits start far fewer per cycle; this bounds a 10,000-host plan's cost).
+EXPLAINED_MIGRATIONS = 1000
+HOST = 'host'
+SERVER = 'server'
+
+
+class Verdict(str, enum.Enum):
+    OVERLOADED = 'overloaded'      # relieved: servers leave it
+    SUSPEND = 'suspend'            # underloaded and emptied
+    WAKE = 'wake'
+    KEPT = 'kept'                  # no power change (why: the refusal)
+    MOVED = 'moved'
+    NOT_MOVED = 'not moved'
+
+
+class Refusal(str, enum.Enum):
+    """What stopped an action; the daemon adds its own kinds (rule, limit,
+    oscillation); a new kind is one more member here."""
+
+    WITHIN_THRESHOLDS = 'within thresholds'
+    CAPACITY = 'capacity'
+    AFFINITY = 'affinity'
+    PLACEMENT_TARGET = 'placement target'
+    POWER_FLOOR = 'power floor'
+    COOLDOWN = 'cooldown'
+    EXCLUDED = 'excluded'
+    STALE = 'stale statistics'
+    RULE = 'rule'
+    NOT_SUSPENDABLE = 'not suspendable'
+    IN_FLIGHT = 'migration in flight'
+    UNMOVABLE = 'unmovable server'
+    RECEIVER = 'receiving servers'
+    NO_ROOM = 'no room'
+    LIMIT = 'limit'
+    OSCILLATION = 'oscillation guard'
+    REFUSED_BY_DAEMON = 'refused by the daemon'
+
+
+OVERLOAD = model.Reason.OVERLOAD.value
+MOVED = Verdict.MOVED.value
+KEPT = Verdict.KEPT.value
+WITHIN = Refusal.WITHIN_THRESHOLDS.value
+CAPACITY = Refusal.CAPACITY.value
+AFFINITY = Refusal.AFFINITY.value
+PLACEMENT_TARGET = Refusal.PLACEMENT_TARGET.value
+_DRS_SHED = ('overload: smallest-RAM server enough to bring %s under the placement '
+             'targets, else the largest')
+
+
+class Finding(tuple):
+    """One subject's verdict in one cycle: (kind, subject, verdict, reason,
+    refusal, refused), ``refused`` being ((host, Refusal value), ...) of
+    candidates that could not take a moved server. A tuple: a 10,000-host
+    cycle makes tens of thousands of them."""
+
+    __slots__ = ()
+    FIELDS = ('kind', 'subject', 'verdict', 'reason', 'refusal', 'refused')
+
+    def __new__(cls, kind, subject, verdict, reason, refusal=None, refused=()):
+        return tuple.__new__(cls, (kind, subject, verdict, reason, refusal, refused))
+
+    kind = property(lambda self: self[0])
+    subject = property(lambda self: self[1])
+    verdict = property(lambda self: self[2])
+    reason = property(lambda self: self[3])
+    refusal = property(lambda self: self[4])
+    refused = property(lambda self: self[5])
+
+    def as_dict(self):
+        return dict(zip(self.FIELDS, self, strict=True))
+
+
+def _pct(value):
+    return '%.0f%%' % (value * 100)
+
+
+class _Loads:
+    """Start-of-cycle load per host (and the drs policy's prediction) with
+    the policy's thresholds, computed once per cycle."""
+
+    def __init__(self, state, policy):
+        self.drs = hasattr(policy, 'overload_predicted') and hasattr(policy, 'start_load')
+        self.policy = policy
+        self.now = [d / c for d, c in zip(state.start_demand, state.capacity, strict=True)]
+        self.predicted = ([w / c for w, c in zip(policy.start_load, state.capacity,
+                                                 strict=True)] if self.drs else None)
+        if self.drs:
+            self._within = ' >= underload %s and within overload %s/%s' % (
+                _pct(policy.underload), _pct(policy.overload_now),
+                _pct(policy.overload_predicted))
+
+    def describe(self, i):
+        if not self.drs:
+            return 'load %.0f%%' % (100 * self.now[i])
+        return 'load %.0f%%, predicted %.0f%%' % (100 * self.now[i], 100 * self.predicted[i])
+
+    def overloaded(self, i):
+        p = self.policy
+        return self.drs and (self.now[i] > p.overload_now
+                             or self.predicted[i] > p.overload_predicted)
+
+    def overload_text(self, i):
+        p = self.policy
+        if self.now[i] > p.overload_now:
+            return 'load %s > overload_now %s' % (_pct(self.now[i]), _pct(p.overload_now))
+        return 'predicted %s > overload_predicted %s' % (
+            _pct(self.predicted[i]), _pct(p.overload_predicted))
+
+    def underloaded(self, state, i):
+        if not self.drs:
+            return not state.vms[i]
+        return self.predicted[i] < self.policy.underload
+
+    def within_text(self, i):
+        if not self.drs:
+            return '%s: no action by the policy' % self.describe(i)
+        return '%s: predicted %.0f%%%s' % (self.describe(i), 100 * self.predicted[i],
+                                          self._within)
+
+
+def collect(state, policy, plan):
+    """Findings of a decided ``state`` whose plan is ``plan`` (a tuple)."""
+    loads = _Loads(state, policy)
+    found = []
+    sources, targets = {}, set()
+    for action in plan.migrations:
+        sources.setdefault(action.source, action.reason)
+        targets.add(action.destination)
+    suspended = {a.host for a in plan.suspends}
+    for i in state.active_hosts:
+        name = state.host_names[i]
+        if name in suspended or name in sources or loads.overloaded(i) \
+                or loads.underloaded(state, i):
+            found.extend(_host_findings(state, policy, loads, i, sources, targets, suspended))
+        else:
+            found.append(Finding(HOST, name, KEPT, loads.within_text(i), WITHIN))
+    for action in plan.wakes:
+        found.append(Finding(HOST, action.host, Verdict.WAKE.value,
+                             'woken: servers need capacity no active host has'))
+    candidates = [(state.host_names[i], i) for i in state.active_hosts[:CANDIDATE_SCAN]
+                  if state.is_usable(i)]
+    # Texts are shared by the moves of one source and of one destination.
+    why, to = {}, {}
+    for n, action in enumerate(plan.migrations):
+        source, dest = action.source, action.destination
+        key = (source, action.reason)
+        if key not in why:
+            why[key] = _why_server(loads, action)
+        if dest not in to:
+            to[dest] = _why_destination(state, policy, loads, dest)
+        refused = () if n >= EXPLAINED_MIGRATIONS else _refused(
+            state, policy, state.vm_index[action.instance], source, dest, candidates)
+        found.append(Finding(SERVER, action.instance, MOVED, why[key] + to[dest], None,
+                             refused))
+    return tuple(found)
+
+
+def _host_findings(state, policy, loads, i, sources, targets, suspended):
+    name = state.host_names[i]
+    if name in suspended:
+        why = ('underload: predicted %s < underload %s' % (
+            _pct(loads.predicted[i]), _pct(policy.underload)) if loads.drs
+            else 'underload: %s, emptied by the policy' % loads.describe(i))
+        return [Finding(HOST, name, Verdict.SUSPEND.value, why)]
+    if sources.get(name) == OVERLOAD or loads.overloaded(i):
+        return _overloaded(state, policy, loads, i, name in sources)
+    if loads.underloaded(state, i):
+        refusal, why, cooling = _kept_why(state, policy, i, name in targets)
+        found = [Finding(HOST, name, KEPT,
+                         'underloaded (%s) but kept on: %s' % (loads.describe(i), why),
+                         refusal.value)]
+        found.extend(_cooling_findings(state, policy, cooling))
+        return found
+    return [Finding(HOST, name, KEPT, loads.within_text(i), WITHIN)]
+
+
+def _overloaded(state, policy, loads, i, relieved):
+    name = state.host_names[i]
+    why = loads.overload_text(i) if loads.drs else 'overloaded: %s' % loads.describe(i)
+    if relieved:
+        return [Finding(HOST, name, Verdict.OVERLOADED.value, why + ': servers move off')]
+    cooling = _cooling(state, policy, i)
+    refusal = Refusal.COOLDOWN if cooling else Refusal.NO_ROOM
+    text = ('its servers were moved within the cooldown' if cooling
+            else 'no movable server fits on another host')
+    found = [Finding(HOST, name, Verdict.OVERLOADED.value, '%s, not relieved: %s'
+                     % (why, text), refusal.value)]
+    found.extend(_cooling_findings(state, policy, cooling))
+    return found
+
+
+def _cooling(state, policy, i):
+    check = getattr(policy, '_cooling', None)
+    if check is None:
+        return []
+    return [j for j in state.vms[i] if check(state, j)]
+
+
+def _cooling_findings(state, policy, cooling):
+    return [Finding(SERVER, state.uuids[j], Verdict.NOT_MOVED.value,
+                    'moved %.0f s ago, cooldown %.0f s' % (
+                        state.now - state.vm_last_migrated[j], policy.cooldown),
+                    Refusal.COOLDOWN.value) for j in cooling]
+
+
+def _kept_why(state, policy, i, received):
+    """(Refusal, text, cooling servers) for an underloaded host left on."""
+    if state.excluded[i]:
+        return Refusal.EXCLUDED, 'excluded (rules, service disabled or stale statistics)', ()
+    if not state.suspendable[i]:
+        return (Refusal.NOT_SUSPENDABLE, 'not suspendable (no power driver that can '
+                'suspend and wake it, woken recently, or a wake failed)', ())
+    if state.pinned[i]:
+        return Refusal.IN_FLIGHT, 'a migration to or from it is under way', ()
+    if not all(state.movable[j] for j in state.vms[i]):
+        return Refusal.UNMOVABLE, 'it runs a server that cannot move (state, affinity)', ()
+    if received:
+        return Refusal.RECEIVER, 'it receives servers this cycle', ()
+    cooling = _cooling(state, policy, i)
+    if cooling:
+        return Refusal.COOLDOWN, '%d server(s) moved within the cooldown' % len(cooling), \
+            cooling
+    active = state.active_count(state.cluster[i])
+    if active - 1 < state.limits.floor:
+        return (Refusal.POWER_FLOOR, 'power floor: %d active hosts, min_active_hosts + '
+                'hosts_in_reserve = %d' % (active, state.limits.floor), ())
+    return Refusal.NO_ROOM, 'its servers fit on no other active host within the targets', ()
+
+
+def _why_server(loads, action):
+    """Why this server: the selection rule of its source."""
+    if action.reason == OVERLOAD:
+        return (_DRS_SHED if loads.drs else 'overload: selected by the policy on %s') % \
+            action.source
+    return 'underload: %s emptied to be suspended' % action.source
+
+
+def _why_destination(state, policy, loads, name):
+    text = '; to %s' % name
+    if loads.drs:
+        dest = state.host_index[name]
+        text += ': fullest host within place targets (predicted %.0f%% <= %.0f%%)' % (
+            100 * policy.load[dest] / state.capacity[dest], 100 * policy.place_predicted)
+    return text
+
+
+def _refused(state, policy, j, source, destination, candidates):
+    """Up to TOP_REFUSED of ``candidates`` that cannot take server j now."""
+    accepts = getattr(policy, 'accepts', None)
+    refused = []
+    for name, i in candidates:
+        if name == source or name == destination:
+            continue
+        why = _refusal(state, j, i)
+        if why is None and accepts is not None and not accepts(state, j, i):
+            why = PLACEMENT_TARGET
+        if why is not None:
+            refused.append((name, why))
+            if len(refused) == TOP_REFUSED:
+                break
+    return tuple(refused)
+
+
+def _refusal(state, j, i):
+    if state.fits(j, i):
+        return None
+    group = state.vm_group[j]
+    if (group is not None and state.vm_group_policy[j] == model.ANTI_AFFINITY
+            and state.anti_affinity[group].get(i, 0) > 0):
+        return AFFINITY
+    return CAPACITY
