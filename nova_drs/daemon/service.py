@@ -8,12 +8,16 @@ nothing at all.
 import copy
 import logging
 
+from oslo_utils import timeutils
+
 from nova_drs import cluster_policy
+from nova_drs.daemon import explain
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.daemon import oscillation
 from nova_drs.daemon import orchestrator as orchestrator_mod
+from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import models
 from nova_drs.db import plans
@@ -72,7 +76,8 @@ class LoadBalancer:
     def _rules(self):
         with self.db.reader() as session:
             rows = session.query(models.LbRule).order_by(models.LbRule.id).all()
-            return observe.Rules([{'type': r.type, 'value': r.value, 'allow': r.allow}
+            return observe.Rules([{'id': r.id, 'type': r.type, 'value': r.value,
+                                   'allow': r.allow}
                                   for r in rows])
 
     def run_cycle(self, dry_run=False):
@@ -111,8 +116,9 @@ class LoadBalancer:
             LOG.error('cycle skipped, nothing done: %s', exc)
             return {'skipped': str(exc)}
         metrics.note_view(view)
+        record = explain.Decisions()
         with metrics.observe_phase('plan'):
-            actions = self._plan(view)
+            actions = self._plan(view, record)
         guard = self.conf.drs_oscillation
         actions, held = oscillation.hold(
             self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
@@ -121,8 +127,23 @@ class LoadBalancer:
         if dry_run:
             return summary
         with metrics.observe_phase('act'):
-            summary.update(self._act(actions, view, budget))
+            summary.update(self._act(actions, view, budget, record))
+        self._store_decisions(record, view, rules, held)
         return summary
+
+    def _store_decisions(self, record, view, rules, held):
+        """This cycle's explanations in one INSERT, older ones pruned in one DELETE.
+
+        They explain what was done; failing to store them does not undo it.
+        """
+        now = timeutils.utcnow()
+        record.refine_excluded(view, rules)
+        record.held(held)
+        try:
+            decisions.save(self.db, record.rows(now))
+            decisions.prune(self.db, now, self.conf.loadbalancer.decision_retention)
+        except Exception:
+            LOG.exception('decisions of this cycle not stored (drs explain)')
 
     def _advance_lifecycles(self):
         """One lifecycle step for every host in a power transition (one query)."""
@@ -203,8 +224,9 @@ class LoadBalancer:
         for warning in result.warnings:
             LOG.warning('overcommit sync: %s', warning)
 
-    def _plan(self, view):
-        """Plan every cluster with its own policy and limits; actions as dicts.
+    def _plan(self, view, record):
+        """Plan every cluster with its own policy and limits; actions as dicts,
+        the plans' findings into ``record`` (explain.Decisions).
 
         Each host's policy comes from the shared resolver (as the weighers
         see it); hosts whose policy is ``none`` are neither sources, nor
@@ -248,6 +270,7 @@ class LoadBalancer:
             except model.InvalidSnapshot as exc:
                 LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
                 continue
+            record.add_findings(plan.findings)
             automation = self.resolver.automation(cluster, meta, group.automation)
             for action in plan.actions:
                 actions.append(dict(orchestrator_mod.action_to_dict(action),
@@ -322,7 +345,7 @@ class LoadBalancer:
     def _warn_once(self, cluster, key, value, expected):
         self.resolver.warn_invalid(cluster, key, value, expected)
 
-    def _act(self, actions, view, budget):
+    def _act(self, actions, view, budget, record):
         """Execute automatic clusters' actions; store manual ones for approval.
 
         Approved plans run first, within the same cycle ``budget`` as the
@@ -338,6 +361,7 @@ class LoadBalancer:
             if plans.set_status(self.db, plan_id, 'executing', 'approved'):
                 result = self.orchestrator.execute(approved, view, budget)
                 self._count(summary, result)
+                record.refused(result['skipped'])
                 # What the limits deferred runs in later cycles: the plan
                 # stays approved until nothing of it waits any more.
                 plans.set_status(self.db, plan_id,
@@ -350,6 +374,7 @@ class LoadBalancer:
             # would not fit a MySQL TEXT column.
             result = self.orchestrator.execute(automatic, view, budget)
             self._count(summary, result)
+            record.refused(result['skipped'])
             if result['done']:
                 plans.save(self.db, 'automatic', result['done'], 'done')
         return summary
