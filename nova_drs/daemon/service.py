@@ -266,7 +266,7 @@ class LoadBalancer:
                       else self._even_policy(cluster, meta))
             try:
                 plan = planner.plan(snapshot, policy, limits, seed=group.selection_seed,
-                                    suspend_idle=consolidating)
+                                    suspend_idle=consolidating, explain=True)
             except model.InvalidSnapshot as exc:
                 LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
                 continue

@@ -231,12 +231,12 @@ def _kept_why(state, policy, i, received):
         return Refusal.IN_FLIGHT, 'a migration to or from it is under way', ()
     if not all(state.movable[j] for j in state.vms[i]):
         return Refusal.UNMOVABLE, 'it runs a server that cannot move (state, affinity)', ()
-    if received:
-        return Refusal.RECEIVER, 'it receives servers this cycle', ()
     cooling = _cooling(state, policy, i)
     if cooling:
         return Refusal.COOLDOWN, '%d server(s) moved within the cooldown' % len(cooling), \
             cooling
+    if received:
+        return Refusal.RECEIVER, 'it receives servers this cycle', ()
     active = state.active_count(state.cluster[i])
     if active - 1 < state.limits.floor:
         return (Refusal.POWER_FLOOR, 'power floor: %d active hosts, min_active_hosts + '
