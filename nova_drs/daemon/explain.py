@@ -54,6 +54,19 @@ class Decisions:
                     KEPT, 'underloaded but kept on: server %s is held by the oscillation '
                     'guard' % item['instance'], refusal, ())
 
+    def evacuations(self, actions):
+        """Moves off a host planned for suspend: the host lifecycle evacuates
+        it and nova's scheduler picks each destination, maybe another one."""
+        suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
+        for action in actions:
+            key = (core.SERVER, action.get('instance'))
+            if action['type'] == 'migrate' and action['source'] in suspending \
+                    and key in self.by_subject:
+                verdict, reason, refusal, refused = self.by_subject[key]
+                self.by_subject[key] = (verdict, reason + ' (evacuated by the host '
+                                        "lifecycle: nova's scheduler places it)",
+                                        refusal, refused)
+
     def refused(self, skipped):
         """Actions the orchestrator did not start: (action dict, why)."""
         for action, why in skipped:

@@ -128,6 +128,7 @@ class LoadBalancer:
             return summary
         with metrics.observe_phase('act'):
             summary.update(self._act(actions, view, budget, record))
+        record.evacuations(actions)
         self._store_decisions(record, view, rules, held)
         return summary
 

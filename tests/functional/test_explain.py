@@ -38,6 +38,8 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
         self.assertEqual('moved', moved['verdict'])
         self.assertRegex(moved['reason'], r'underload: host1 emptied to be suspended; '
                                           r'to host[23]: fullest host')
+        self.assertIn("evacuated by the host lifecycle: nova's scheduler places it",
+                      moved['reason'])
 
     def test_host_kept_on_by_a_deny_rule_names_the_rule(self):
         self.quiet_host1()
