@@ -346,12 +346,14 @@ class LoadBalancer:
     def _warn_once(self, cluster, key, value, expected):
         self.resolver.warn_invalid(cluster, key, value, expected)
 
-    def _act(self, actions, view, budget, record):
+    def _act(self, actions, view, budget, record=None):
         """Execute automatic clusters' actions; store manual ones for approval.
 
         Approved plans run first, within the same cycle ``budget`` as the
-        lifecycle's evacuations and the automatic plan.
+        lifecycle's evacuations and the automatic plan. What the orchestrator
+        refuses goes into ``record`` (explain.Decisions).
         """
+        record = record or explain.Decisions()
         automatic = [a for a in actions if a['automation'] == 'automatic']
         manual = [a for a in actions if a['automation'] == 'manual']
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
