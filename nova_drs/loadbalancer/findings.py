@@ -98,6 +98,8 @@ class _Loads:
     def __init__(self, state, policy):
         self.drs = hasattr(policy, 'overload_predicted') and hasattr(policy, 'start_load')
         self.policy = policy
+        # Only a server with a last migration time can be cooling down.
+        self.any_migrated = any(t is not None for t in state.vm_last_migrated)
         self.now = [d / c for d, c in zip(state.start_demand, state.capacity, strict=True)]
         self.predicted = ([w / c for w, c in zip(policy.start_load, state.capacity,
                                                  strict=True)] if self.drs else None)
@@ -140,7 +142,8 @@ def collect(state, policy, plan):
     loads = _Loads(state, policy)
     found = []
     sources, targets = {}, set()
-    for action in plan.migrations:
+    migrations = plan.migrations
+    for action in migrations:
         sources.setdefault(action.source, action.reason)
         targets.add(action.destination)
     suspended = {a.host for a in plan.suspends}
@@ -150,7 +153,8 @@ def collect(state, policy, plan):
                 or loads.underloaded(state, i):
             found.extend(_host_findings(state, policy, loads, i, sources, targets, suspended))
         else:
-            found.append(Finding(HOST, name, KEPT, loads.within_text(i), WITHIN))
+            found.append(tuple.__new__(Finding, (HOST, name, KEPT, loads.within_text(i),
+                                                 WITHIN, ())))
     for action in plan.wakes:
         found.append(Finding(HOST, action.host, Verdict.WAKE.value,
                              'woken: servers need capacity no active host has'))
@@ -158,7 +162,8 @@ def collect(state, policy, plan):
                   if state.is_usable(i)]
     # Texts are shared by the moves of one source and of one destination.
     why, to = {}, {}
-    for n, action in enumerate(plan.migrations):
+    new = tuple.__new__
+    for n, action in enumerate(migrations):
         source, dest = action.source, action.destination
         key = (source, action.reason)
         if key not in why:
@@ -167,8 +172,8 @@ def collect(state, policy, plan):
             to[dest] = _why_destination(state, policy, loads, dest)
         refused = () if n >= EXPLAINED_MIGRATIONS else _refused(
             state, policy, state.vm_index[action.instance], source, dest, candidates)
-        found.append(Finding(SERVER, action.instance, MOVED, why[key] + to[dest], None,
-                             refused))
+        found.append(new(Finding, (SERVER, action.instance, MOVED, why[key] + to[dest], None,
+                                   refused)))
     return tuple(found)
 
 
@@ -182,7 +187,7 @@ def _host_findings(state, policy, loads, i, sources, targets, suspended):
     if sources.get(name) == OVERLOAD or loads.overloaded(i):
         return _overloaded(state, policy, loads, i, name in sources)
     if loads.underloaded(state, i):
-        refusal, why, cooling = _kept_why(state, policy, i, name in targets)
+        refusal, why, cooling = _kept_why(state, policy, loads, i, name in targets)
         found = [Finding(HOST, name, KEPT,
                          'underloaded (%s) but kept on: %s' % (loads.describe(i), why),
                          refusal.value)]
@@ -196,7 +201,7 @@ def _overloaded(state, policy, loads, i, relieved):
     why = loads.overload_text(i) if loads.drs else 'overloaded: %s' % loads.describe(i)
     if relieved:
         return [Finding(HOST, name, Verdict.OVERLOADED.value, why + ': servers move off')]
-    cooling = _cooling(state, policy, i)
+    cooling = _cooling(state, policy, loads, i)
     refusal = Refusal.COOLDOWN if cooling else Refusal.NO_ROOM
     text = ('its servers were moved within the cooldown' if cooling
             else 'no movable server fits on another host')
@@ -206,9 +211,9 @@ def _overloaded(state, policy, loads, i, relieved):
     return found
 
 
-def _cooling(state, policy, i):
+def _cooling(state, policy, loads, i):
     check = getattr(policy, '_cooling', None)
-    if check is None:
+    if check is None or not loads.any_migrated:
         return []
     return [j for j in state.vms[i] if check(state, j)]
 
@@ -220,7 +225,7 @@ def _cooling_findings(state, policy, cooling):
                     Refusal.COOLDOWN.value) for j in cooling]
 
 
-def _kept_why(state, policy, i, received):
+def _kept_why(state, policy, loads, i, received):
     """(Refusal, text, cooling servers) for an underloaded host left on."""
     if state.excluded[i]:
         return Refusal.EXCLUDED, 'excluded (rules, service disabled or stale statistics)', ()
@@ -231,7 +236,7 @@ def _kept_why(state, policy, i, received):
         return Refusal.IN_FLIGHT, 'a migration to or from it is under way', ()
     if not all(state.movable[j] for j in state.vms[i]):
         return Refusal.UNMOVABLE, 'it runs a server that cannot move (state, affinity)', ()
-    cooling = _cooling(state, policy, i)
+    cooling = _cooling(state, policy, loads, i)
     if cooling:
         return Refusal.COOLDOWN, '%d server(s) moved within the cooldown' % len(cooling), \
             cooling
