@@ -5,6 +5,7 @@ import datetime
 import fixtures
 
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import decisions
@@ -76,6 +77,23 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
         self.assertEqual(('not moved', 'cooldown'), (held['verdict'], held['refusal']), held)
         self.assertIn('cooldown', held['reason'])
         self.assertIn('planned host2 -> ', held['reason'])
+
+    def test_one_insert_and_one_delete_per_cycle(self):
+        self.quiet_host1()
+        statements = []
+
+        def listen(conn, cursor, statement, parameters, context, executemany):
+            if 'lb_decisions' in statement:
+                statements.append((statement.split(None, 1)[0].upper(), executemany))
+
+        sa.event.listen(self.drs_db.engine, 'before_cursor_execute', listen)
+        try:
+            self.balancer.run_cycle()
+        finally:
+            sa.event.remove(self.drs_db.engine, 'before_cursor_execute', listen)
+        self.assertEqual([('INSERT', True), ('DELETE', False)], statements)
+        self.assertEqual(3, len(self.explain('host', 'host1')) + len(
+            self.explain('host', 'host2')) + len(self.explain('host', 'host3')))
 
     def test_retention_prunes_old_decisions(self):
         old = timeutils.utcnow() - datetime.timedelta(hours=25)
