@@ -60,31 +60,45 @@ WITHIN = Refusal.WITHIN_THRESHOLDS.value
 CAPACITY = Refusal.CAPACITY.value
 AFFINITY = Refusal.AFFINITY.value
 PLACEMENT_TARGET = Refusal.PLACEMENT_TARGET.value
-_DRS_SHED = ('overload: smallest-RAM server enough to bring %s under the placement '
-             'targets, else the largest')
+SUSPEND = Verdict.SUSPEND.value
+_KEPT_DRS = 'underloaded (load %.0f%%, predicted %.0f%%) but kept on: '
+_TO_DRS = '; to %s: fullest host within place targets (predicted %.0f%% <= %.0f%%)'
+#: Why a server moved, by (drs policy, overload): the selection rule, the destination.
+_WHY_MOVED = {
+    (True, True): 'overload: smallest-RAM server enough to bring %s under the placement '
+                  'targets, else the largest' + _TO_DRS,
+    (True, False): 'underload: %s emptied to be suspended' + _TO_DRS,
+    (False, True): 'overload: selected by the policy on %s; to %s',
+    (False, False): 'underload: %s emptied to be suspended; to %s',
+}
 
 
 class Finding(tuple):
     """One subject's verdict in one cycle: (kind, subject, verdict, reason,
-    refusal, refused), ``refused`` being ((host, Refusal value), ...) of
-    candidates that could not take a moved server. A tuple: a 10,000-host
-    cycle makes tens of thousands of them."""
+    refusal, refused, args), ``refused`` being ((host, Refusal value), ...)
+    of candidates that could not take a moved server.  A tuple, and the
+    reason is formatted (``reason % args``) only when read: a 10,000-host
+    cycle makes tens of thousands of them and stores them, not prints them."""
 
     __slots__ = ()
     FIELDS = ('kind', 'subject', 'verdict', 'reason', 'refusal', 'refused')
 
-    def __new__(cls, kind, subject, verdict, reason, refusal=None, refused=()):
-        return tuple.__new__(cls, (kind, subject, verdict, reason, refusal, refused))
+    def __new__(cls, kind, subject, verdict, reason, refusal=None, refused=(), args=None):
+        return tuple.__new__(cls, (kind, subject, verdict, reason, refusal, refused, args))
 
     kind = property(lambda self: self[0])
     subject = property(lambda self: self[1])
     verdict = property(lambda self: self[2])
-    reason = property(lambda self: self[3])
     refusal = property(lambda self: self[4])
     refused = property(lambda self: self[5])
 
+    @property
+    def reason(self):
+        return self[3] if self[6] is None else self[3] % self[6]
+
     def as_dict(self):
-        return dict(zip(self.FIELDS, self, strict=True))
+        return dict(zip(self.FIELDS, (self[0], self[1], self[2], self.reason, self[4], self[5]),
+                        strict=True))
 
 
 def _pct(value):
@@ -99,24 +113,30 @@ class _Loads:
         self.drs = hasattr(policy, 'overload_predicted') and hasattr(policy, 'start_load')
         self.policy = policy
         # Only a server with a last migration time can be cooling down.
-        self.any_migrated = any(t is not None for t in state.vm_last_migrated)
+        last = state.vm_last_migrated
+        self.any_migrated = last.count(None) != len(last)
         self.now = [d / c for d, c in zip(state.start_demand, state.capacity, strict=True)]
         self.predicted = ([w / c for w, c in zip(policy.start_load, state.capacity,
                                                  strict=True)] if self.drs else None)
         if self.drs:
-            self._within = ' >= underload %s and within overload %s/%s' % (
+            thresholds = 'underload %s and within overload %s/%s' % (
                 _pct(policy.underload), _pct(policy.overload_now),
                 _pct(policy.overload_predicted))
+            self.within_template = ('load %.0f%%, predicted %.0f%%: predicted %.0f%% >= '
+                                    + thresholds.replace('%', '%%'))
+            now_max, predicted_max = policy.overload_now, policy.overload_predicted
+            #: per host: overloaded, underloaded (at the start of the cycle)
+            self.hot = [n > now_max or q > predicted_max
+                        for n, q in zip(self.now, self.predicted, strict=True)]
+            self.low = [q < policy.underload for q in self.predicted]
+        else:
+            self.hot = [False] * len(self.now)
+            self.low = [not vms for vms in state.vms]
 
     def describe(self, i):
         if not self.drs:
             return 'load %.0f%%' % (100 * self.now[i])
         return 'load %.0f%%, predicted %.0f%%' % (100 * self.now[i], 100 * self.predicted[i])
-
-    def overloaded(self, i):
-        p = self.policy
-        return self.drs and (self.now[i] > p.overload_now
-                             or self.predicted[i] > p.overload_predicted)
 
     def overload_text(self, i):
         p = self.policy
@@ -125,16 +145,14 @@ class _Loads:
         return 'predicted %s > overload_predicted %s' % (
             _pct(self.predicted[i]), _pct(p.overload_predicted))
 
-    def underloaded(self, state, i):
+    def within(self, name, i):
+        """The finding of a host the policy had no reason to touch."""
         if not self.drs:
-            return not state.vms[i]
-        return self.predicted[i] < self.policy.underload
-
-    def within_text(self, i):
-        if not self.drs:
-            return '%s: no action by the policy' % self.describe(i)
-        return '%s: predicted %.0f%%%s' % (self.describe(i), 100 * self.predicted[i],
-                                          self._within)
+            return Finding(HOST, name, KEPT, '%s: no action by the policy' % self.describe(i),
+                           WITHIN)
+        predicted = 100 * self.predicted[i]
+        return tuple.__new__(Finding, (HOST, name, KEPT, self.within_template, WITHIN, (),
+                                       (100 * self.now[i], predicted, predicted)))
 
 
 def collect(state, policy, plan):
@@ -147,53 +165,66 @@ def collect(state, policy, plan):
         sources.setdefault(action.source, action.reason)
         targets.add(action.destination)
     suspended = {a.host for a in plan.suspends}
+    hot, low = loads.hot, loads.low
     for i in state.active_hosts:
         name = state.host_names[i]
-        if name in suspended or name in sources or loads.overloaded(i) \
-                or loads.underloaded(state, i):
+        if name in suspended or name in sources or hot[i] or low[i]:
             found.extend(_host_findings(state, policy, loads, i, sources, targets, suspended))
         else:
-            found.append(tuple.__new__(Finding, (HOST, name, KEPT, loads.within_text(i),
-                                                 WITHIN, ())))
+            found.append(loads.within(name, i))
     for action in plan.wakes:
         found.append(Finding(HOST, action.host, Verdict.WAKE.value,
                              'woken: servers need capacity no active host has'))
     candidates = [(state.host_names[i], i) for i in state.active_hosts[:CANDIDATE_SCAN]
                   if state.is_usable(i)]
-    # Texts are shared by the moves of one source and of one destination.
-    why, to = {}, {}
-    new = tuple.__new__
+    found.extend(_migration_findings(state, policy, loads, migrations, candidates))
+    return tuple(found)
+
+
+def _migration_findings(state, policy, loads, migrations, candidates):
+    """Why each server moved; refused candidates for the first
+    EXPLAINED_MIGRATIONS only. The hot loop of a large plan."""
+    new, drs = tuple.__new__, loads.drs
+    over, under = _WHY_MOVED[drs, True], _WHY_MOVED[drs, False]
+    host_index, capacity = state.host_index, state.capacity
+    load, place = getattr(policy, 'load', None), 100 * getattr(policy, 'place_predicted', 0.0)
+    found = []
     for n, action in enumerate(migrations):
         source, dest = action.source, action.destination
-        key = (source, action.reason)
-        if key not in why:
-            why[key] = _why_server(loads, action)
-        if dest not in to:
-            to[dest] = _why_destination(state, policy, loads, dest)
+        if drs:
+            k = host_index[dest]
+            args = (source, dest, 100 * load[k] / capacity[k], place)
+        else:
+            args = (source, dest)
         refused = () if n >= EXPLAINED_MIGRATIONS else _refused(
             state, policy, state.vm_index[action.instance], source, dest, candidates)
-        found.append(new(Finding, (SERVER, action.instance, MOVED, why[key] + to[dest], None,
-                                   refused)))
-    return tuple(found)
+        found.append(new(Finding, (SERVER, action.instance, MOVED,
+                                   over if action.reason == OVERLOAD else under, None,
+                                   refused, args)))
+    return found
 
 
 def _host_findings(state, policy, loads, i, sources, targets, suspended):
     name = state.host_names[i]
     if name in suspended:
-        why = ('underload: predicted %s < underload %s' % (
-            _pct(loads.predicted[i]), _pct(policy.underload)) if loads.drs
-            else 'underload: %s, emptied by the policy' % loads.describe(i))
-        return [Finding(HOST, name, Verdict.SUSPEND.value, why)]
-    if sources.get(name) == OVERLOAD or loads.overloaded(i):
+        if loads.drs:
+            return [Finding(HOST, name, SUSPEND, 'underload: predicted %.0f%% < underload %.0f%%',
+                            args=(100 * loads.predicted[i], 100 * policy.underload))]
+        return [Finding(HOST, name, SUSPEND, 'underload: %s, emptied by the policy'
+                        % loads.describe(i))]
+    if sources.get(name) == OVERLOAD or loads.hot[i]:
         return _overloaded(state, policy, loads, i, name in sources)
-    if loads.underloaded(state, i):
+    if loads.low[i]:
         refusal, why, cooling = _kept_why(state, policy, loads, i, name in targets)
-        found = [Finding(HOST, name, KEPT,
-                         'underloaded (%s) but kept on: %s' % (loads.describe(i), why),
-                         refusal.value)]
+        if loads.drs:
+            found = [Finding(HOST, name, KEPT, _KEPT_DRS + why.replace('%', '%%'),
+                             refusal.value, (), (100 * loads.now[i], 100 * loads.predicted[i]))]
+        else:
+            found = [Finding(HOST, name, KEPT, 'underloaded (%s) but kept on: %s'
+                             % (loads.describe(i), why), refusal.value)]
         found.extend(_cooling_findings(state, policy, cooling))
         return found
-    return [Finding(HOST, name, KEPT, loads.within_text(i), WITHIN)]
+    return [loads.within(name, i)]
 
 
 def _overloaded(state, policy, loads, i, relieved):
@@ -234,7 +265,7 @@ def _kept_why(state, policy, loads, i, received):
                 'suspend and wake it, woken recently, or a wake failed)', ())
     if state.pinned[i]:
         return Refusal.IN_FLIGHT, 'a migration to or from it is under way', ()
-    if not all(state.movable[j] for j in state.vms[i]):
+    if False in map(state.movable.__getitem__, state.vms[i]):
         return Refusal.UNMOVABLE, 'it runs a server that cannot move (state, affinity)', ()
     cooling = _cooling(state, policy, loads, i)
     if cooling:
@@ -247,23 +278,6 @@ def _kept_why(state, policy, loads, i, received):
         return (Refusal.POWER_FLOOR, 'power floor: %d active hosts, min_active_hosts + '
                 'hosts_in_reserve = %d' % (active, state.limits.floor), ())
     return Refusal.NO_ROOM, 'its servers fit on no other active host within the targets', ()
-
-
-def _why_server(loads, action):
-    """Why this server: the selection rule of its source."""
-    if action.reason == OVERLOAD:
-        return (_DRS_SHED if loads.drs else 'overload: selected by the policy on %s') % \
-            action.source
-    return 'underload: %s emptied to be suspended' % action.source
-
-
-def _why_destination(state, policy, loads, name):
-    text = '; to %s' % name
-    if loads.drs:
-        dest = state.host_index[name]
-        text += ': fullest host within place targets (predicted %.0f%% <= %.0f%%)' % (
-            100 * policy.load[dest] / state.capacity[dest], 100 * policy.place_predicted)
-    return text
 
 
 def _refused(state, policy, j, source, destination, candidates):
