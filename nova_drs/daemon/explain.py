@@ -67,6 +67,16 @@ class Decisions:
                                         "lifecycle: nova's scheduler places it)",
                                         refusal, refused)
 
+    def pending(self, actions):
+        """Actions of manual clusters wait for an admin's approval."""
+        for action in actions:
+            key = ((core.SERVER, action['instance']) if action['type'] == 'migrate'
+                   else (core.HOST, action['host']))
+            if key in self.by_subject:
+                verdict, reason, refusal, refused = self.by_subject[key]
+                self.by_subject[key] = (verdict, reason + ' (manual cluster: planned, waiting '
+                                        'for approval)', refusal, refused)
+
     def refused(self, skipped):
         """Actions the orchestrator did not start: (action dict, why)."""
         for action, why in skipped:

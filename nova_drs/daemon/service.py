@@ -360,6 +360,7 @@ class LoadBalancer:
         plans.expire_pending(self.db)
         if manual:
             plans.save(self.db, 'manual', manual, 'pending')
+            record.pending(manual)
         for plan_id, approved in plans.approved(self.db):
             if plans.set_status(self.db, plan_id, 'executing', 'approved'):
                 result = self.orchestrator.execute(approved, view, budget)

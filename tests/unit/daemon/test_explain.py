@@ -69,3 +69,11 @@ def test_rows_carry_refused_candidates_as_json():
     record.add_findings([findings.Finding('server', 's1', 'moved', 'why', None,
                                           (('h2', 'capacity'),))])
     assert rows(record)['server', 's1']['refused'] == '[["h2", "capacity"]]'
+
+
+def test_manual_cluster_actions_wait_for_approval():
+    record = explain.Decisions()
+    record.add_findings([findings.Finding('host', 'h1', 'suspend', 'underload ...')])
+    record.pending([{'type': 'suspend', 'host': 'h1', 'reason': 'underload'}])
+    assert rows(record)['host', 'h1']['reason'] == ('underload ... (manual cluster: planned, '
+                                                    'waiting for approval)')
