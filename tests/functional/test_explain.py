@@ -111,6 +111,25 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
         self.assertIn('old', [d['reason'] for d in self.explain('host', 'host1', cycles=100)])
 
 
+class TestManualClusterExplains(TestDaemonExplains):
+    CLUSTER_METADATA = dict(TestDaemonExplains.CLUSTER_METADATA, drs_automation='manual')
+
+    def test_planned_suspend_waits_for_approval(self):
+        self.quiet_host1()
+        self.cycle()
+        self.assertEqual('active', self.state('host1'))
+        host1 = self.explain('host', 'host1')[0]
+        self.assertEqual('suspend', host1['verdict'])
+        self.assertIn('(manual cluster: planned, waiting for approval)', host1['reason'])
+
+    # The automatic scenarios are TestDaemonExplains'.
+    test_suspended_host_names_underload_and_the_threshold = None
+    test_host_kept_on_by_a_deny_rule_names_the_rule = None
+    test_server_in_cooldown_says_so = None
+    test_one_insert_and_one_delete_per_cycle = None
+    test_retention_prunes_old_decisions = None
+
+
 class TestExplainApi(test_api_hosts.LoadBalancerApiTestCase):
 
     def test_cycles_out_of_range_is_400(self):
