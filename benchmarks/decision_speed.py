@@ -1,10 +1,11 @@
 """Time one full decision cycle on synthetic clusters (10 instances/host).
 
     .venv/bin/python benchmarks/decision_speed.py [--sizes 1000,5000,10000]
-        [--policy drs] [--history 12] [--repeat 3]
+        [--policy drs] [--history 12] [--repeat 3] [--no-explain]
 
 Prints the best-of-N wall time of planner.plan (validation + state + policy
-+ plan) and the peak memory traced by tracemalloc during one cycle.
++ plan, with the findings that explain it unless --no-explain) and the
+peak memory traced by tracemalloc during one cycle.
 """
 
 import argparse
@@ -44,16 +45,16 @@ def synthetic_snapshot(n_hosts, per_host=10, history=12, seed=42):
     return model.Snapshot(tuple(hosts), tuple(instances), now=1e6)
 
 
-def measure(snapshot, policy, repeat):
+def measure(snapshot, policy, repeat, explain=True):
     """Best of ``repeat`` untraced cycles (the machine may be shared), then
     one cycle under tracemalloc for its peak memory."""
     best = float('inf')
     for _ in range(repeat):
         started = time.perf_counter()
-        plan = planner.plan(snapshot, policy)
+        plan = planner.plan(snapshot, policy, explain=explain)
         best = min(best, time.perf_counter() - started)
     tracemalloc.start()
-    planner.plan(snapshot, policy)
+    planner.plan(snapshot, policy, explain=explain)
     _current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return best, peak, plan
@@ -65,12 +66,15 @@ def main():
     parser.add_argument('--policy', default='drs')
     parser.add_argument('--history', type=int, default=12)
     parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument('--no-explain', dest='explain', action='store_false',
+                        help='plan without findings (as the simulator does)')
     args = parser.parse_args()
     print('%8s %9s %10s %9s %11s %8s %6s' % ('hosts', 'instances', 'cycle s', 'peak MiB',
                                             'migrations', 'suspends', 'wakes'))
     for size in (int(s) for s in args.sizes.split(',')):
         snapshot = synthetic_snapshot(size, history=args.history)
-        seconds, peak, plan = measure(snapshot, catalog.by_name(args.policy), args.repeat)
+        seconds, peak, plan = measure(snapshot, catalog.by_name(args.policy), args.repeat,
+                                       args.explain)
         print('%8d %9d %10.3f %9.1f %11d %8d %6d' % (
             size, len(snapshot.instances), seconds, peak / 2 ** 20, len(plan.migrations),
             len(plan.suspends), len(plan.wakes)))

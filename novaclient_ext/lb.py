@@ -207,6 +207,29 @@ def do_lb_plan_show(cs, args):
                  in enumerate(plan['reasons'], 1)], ['#', 'reason'])
 
 
+@utils.arg('kind', metavar='<host|server>', choices=['host', 'server'],
+           help='What to explain: a compute host or a server.')
+@utils.arg('subject', metavar='<name>',
+           help='Compute host name, or server name or ID.')
+@utils.arg('--cycles', metavar='<N>', type=int, default=10,
+           help='The last N cycles of the daemon (1..100, default 10).')
+def do_lb_explain(cs, args):
+    """Why a host was (not) suspended or a server (not) moved in the last cycles."""
+    subject = args.subject
+    if args.kind == 'server':
+        subject = utils.find_resource(cs.servers, subject).id
+    body = cs.lb.explain(args.kind, subject, args.cycles)
+    if not body['decisions']:
+        print('No decisions about %s %s in the last %d cycles.'
+              % (args.kind, args.subject, body['cycles']))
+    for decision in body['decisions']:
+        refusal = ' [%s]' % decision['refusal'] if decision['refusal'] else ''
+        print('%s  %s%s: %s' % (decision['cycle_at'], decision['verdict'], refusal,
+                                decision['reason']))
+        for refused in decision['refused']:
+            print('    refused %s: %s' % (refused['host'], refused['refusal']))
+
+
 @utils.arg('server', metavar='<server>', help='Name or ID of the server to scale.')
 @utils.arg('flavor', metavar='<flavor>', help='Name or ID of the new flavor.')
 @utils.arg('--wait', action='store_true', default=False,

@@ -71,6 +71,11 @@ class LoadBalancerManager(base.Manager):
     def scale_server(self, server_id, flavor):
         return self._action('scale_server', server=server_id, flavor=flavor)['request']
 
+    def explain(self, kind, subject, cycles):
+        """Stored decisions about a host or a server (kind "host" or "server")."""
+        return self.client.get('/loadbalancer/explain/%ss/%s?cycles=%d'
+                               % (kind, parse.quote(subject, safe=''), cycles))[1]
+
     def get_request(self, request_id):
         return self.client.get('/loadbalancer/requests/%s'
                                % parse.quote(str(request_id), safe=''))[1]['request']

@@ -21,6 +21,9 @@ Routes (with or without the project id, as in nova since 2.18)::
     GET    /loadbalancer/policies        installed algorithms and their parameters
     GET    /loadbalancer/requests/{id}   progress and outcome of a scale_server request
     GET    /loadbalancer/energy          kWh drawn and saved (?since=7d&cluster=X)
+    GET    /loadbalancer/explain/hosts/{host}          why a host was (not) suspended,
+    GET    /loadbalancer/explain/servers/{server_id}   why a server was (not) moved
+                                         (?cycles=N, the last N cycles, 1..100)
 
 Every request goes through the same steps, in nova's order: microversion
 negotiation (400 for a malformed ``OpenStack-API-Version``, 406 outside
@@ -45,6 +48,7 @@ import webob.exc
 
 from nova_drs.api import algorithms
 from nova_drs.api import energy
+from nova_drs.api import explain
 from nova_drs.api import faults
 from nova_drs.api import hosts
 from nova_drs.api import plans
@@ -83,6 +87,10 @@ ROUTES = (
                                               policies.SCALE_SHOW)}),
     ('/energy', {'GET': _route('energy', 'report', policies.ENERGY_REPORT,
                                query=schemas.ENERGY_QUERY)}),
+    ('/explain/hosts/{host}', {'GET': _route('explain', 'host', policies.EXPLAIN,
+                                             query=schemas.EXPLAIN_QUERY)}),
+    ('/explain/servers/{server_id}', {'GET': _route('explain', 'server', policies.EXPLAIN,
+                                                    query=schemas.EXPLAIN_QUERY)}),
     ('/{host}', {'GET': _route('hosts', 'show', policies.HOST_SHOW)}),
 )
 
@@ -165,7 +173,8 @@ class LoadBalancerMiddleware:
                 'rules': rules.RulesController(database),
                 'plans': plans.PlansController(database),
                 'algorithms': algorithms.AlgorithmsController(),
-                'energy': energy.EnergyController(database)}
+                'energy': energy.EnergyController(database),
+                'explain': explain.ExplainController(database)}
 
     @webob.dec.wsgify
     def __call__(self, req):

@@ -40,6 +40,7 @@ POLICY_LIST = PREFIX % 'policy:list'
 SCALE_SERVER = PREFIX % 'scale_server'
 SCALE_SHOW = PREFIX % 'scale:show'
 ENERGY_REPORT = PREFIX % 'energy:report'
+EXPLAIN = PREFIX % 'explain'
 
 _ACTION = '/loadbalancer/action'
 _RULES = [
@@ -82,6 +83,12 @@ _RULES = [
           'Show the progress and outcome of a scale request.'),
     _rule('energy:report', 'GET', '/loadbalancer/energy',
           'Report kWh drawn and saved, suspended host-hours and migrations.'),
+    policy.DocumentedRuleDefault(
+        name=EXPLAIN, check_str=ADMIN, scope_types=['project'],
+        description='Explain why a host or server was (or was not) moved, suspended '
+                    'or woken in the last cycles.',
+        operations=[{'method': 'GET', 'path': '/loadbalancer/explain/hosts/{host}'},
+                    {'method': 'GET', 'path': '/loadbalancer/explain/servers/{server_id}'}]),
 ]
 
 

@@ -137,6 +137,14 @@ ENERGY_QUERY = {
     'additionalProperties': False,
 }
 
+#: GET /loadbalancer/explain/...: ?cycles=N, 1..100 (range checked by the controller).
+EXPLAIN_QUERY = {
+    'type': 'object',
+    'properties': {'cycles': {'type': 'array', 'maxItems': 1,
+                              'items': {'type': 'string', 'pattern': '^[0-9]{1,6}$'}}},
+    'additionalProperties': False,
+}
+
 #: A query that takes no parameters.
 NO_QUERY = {'type': 'object', 'additionalProperties': False}
 

@@ -53,6 +53,10 @@ daemon_opts = [
     cfg.IntOpt('instance_cooldown', default=3600, min=0,
                help='Seconds during which an instance the daemon moved (or '
                     'failed to move) is not moved again: no ping-pong.'),
+    cfg.IntOpt('decision_retention', default=24, min=1, max=24 * 90,
+               help='Hours the decisions of each cycle (why every host and '
+                    'server got its verdict, read by "openstack drs explain") '
+                    'are kept; older ones are deleted every cycle.'),
     cfg.IntOpt('host_cooldown', default=1800, min=0,
                help='Seconds after a host became active again (woken, or a '
                     'suspend abandoned) during which it is not suspended '

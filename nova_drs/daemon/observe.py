@@ -455,12 +455,17 @@ class Rules:
     TYPES = ('host', 'aggregate', 'availability_zone')
 
     def __init__(self, rules):
-        self._rules = [(r['type'], re.compile(r['value']), r['allow']) for r in rules]
+        self._rules = [(r['type'], re.compile(r['value']), r) for r in rules]
 
     def allows(self, host, aggregates, hypervisor=None, service=None):
-        verdict = True
+        rule = self.deciding(host, aggregates, service=service)
+        return True if rule is None else bool(rule['allow'])
+
+    def deciding(self, host, aggregates, service=None):
+        """The rule (dict as given) that decides for the host: the last match."""
+        decided = None
         zone = (service or {}).get('zone')
-        for kind, pattern, allow in self._rules:
+        for kind, pattern, rule in self._rules:
             if kind == 'host':
                 names = (host,)
             elif kind == 'aggregate':
@@ -468,5 +473,5 @@ class Rules:
             else:
                 names = (zone,) if zone else ()
             if any(pattern.fullmatch(name) for name in names):
-                verdict = allow
-        return verdict
+                decided = rule
+        return decided

@@ -26,8 +26,9 @@ class ClusterPlanner:
         self.policy = policy
         self.resolver = resolver or cluster_policy.Resolver()
 
-    def plan(self, view):
-        """Plan every cluster with its own policy and limits; actions as dicts.
+    def plan(self, view, record=None):
+        """Plan every cluster with its own policy and limits; actions as dicts,
+        the plans' findings into ``record`` (daemon/explain.Decisions) if given.
 
         Each host's policy comes from the shared resolver (as the weighers
         see it); hosts whose policy is ``none`` are neither sources, nor
@@ -67,10 +68,12 @@ class ClusterPlanner:
                       else self._even_policy(cluster, meta))
             try:
                 plan = planner.plan(snapshot, policy, limits, seed=group.selection_seed,
-                                    suspend_idle=consolidating)
+                                    suspend_idle=consolidating, explain=record is not None)
             except model.InvalidSnapshot as exc:
                 LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
                 continue
+            if record is not None:
+                record.add_findings(plan.findings)
             automation = self.resolver.automation(cluster, meta, group.automation)
             for action in plan.actions:
                 actions.append(dict(orchestrator_mod.action_to_dict(action),

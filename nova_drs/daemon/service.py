@@ -7,13 +7,17 @@ nothing at all.
 
 import logging
 
+from oslo_utils import timeutils
+
 from nova_drs import cluster_policy
+from nova_drs.daemon import explain
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.daemon import oscillation
 from nova_drs.daemon import orchestrator as orchestrator_mod
 from nova_drs.daemon import planning
+from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
 from nova_drs.db import models
@@ -71,7 +75,8 @@ class LoadBalancer:
     def _rules(self):
         with self.db.reader() as session:
             rows = session.query(models.LbRule).order_by(models.LbRule.id).all()
-            return observe.Rules([{'type': r.type, 'value': r.value, 'allow': r.allow}
+            return observe.Rules([{'id': r.id, 'type': r.type, 'value': r.value,
+                                   'allow': r.allow}
                                   for r in rows])
 
     def run_cycle(self, dry_run=False):
@@ -110,8 +115,9 @@ class LoadBalancer:
             LOG.error('cycle skipped, nothing done: %s', exc)
             return {'skipped': str(exc)}
         metrics.note_view(view)
+        record = explain.Decisions()
         with metrics.observe_phase('plan'):
-            actions = planned = self.planner.plan(view)
+            actions = planned = self.planner.plan(view, record)
         guard = self.conf.drs_oscillation
         actions, held = oscillation.hold(
             self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
@@ -121,7 +127,9 @@ class LoadBalancer:
             return summary
         self._record_inventory(view, planned, raw.now)
         with metrics.observe_phase('act'):
-            summary.update(self._act(actions, view, budget))
+            summary.update(self._act(actions, view, budget, record))
+        record.evacuations(actions)
+        self._store_decisions(record, view, rules, held)
         return summary
 
     def _record_inventory(self, view, actions, now):
@@ -134,6 +142,20 @@ class LoadBalancer:
                 history.length))
         except Exception as exc:  # replay data only: never costs a cycle
             LOG.warning('cycle inventory not recorded: %s', exc)
+
+    def _store_decisions(self, record, view, rules, held):
+        """This cycle's explanations in one INSERT, older ones pruned in one DELETE.
+
+        They explain what was done; failing to store them does not undo it.
+        """
+        now = timeutils.utcnow()
+        record.refine_excluded(view, rules)
+        record.held(held)
+        try:
+            decisions.save(self.db, record.rows(now))
+            decisions.prune(self.db, now, self.conf.loadbalancer.decision_retention)
+        except Exception:
+            LOG.exception('decisions of this cycle not stored (drs explain)')
 
     def _advance_lifecycles(self):
         """One lifecycle step for every host in a power transition (one query)."""
@@ -214,22 +236,26 @@ class LoadBalancer:
         for warning in result.warnings:
             LOG.warning('overcommit sync: %s', warning)
 
-    def _act(self, actions, view, budget):
+    def _act(self, actions, view, budget, record=None):
         """Execute automatic clusters' actions; store manual ones for approval.
 
         Approved plans run first, within the same cycle ``budget`` as the
-        lifecycle's evacuations and the automatic plan.
+        lifecycle's evacuations and the automatic plan. What the orchestrator
+        refuses goes into ``record`` (explain.Decisions).
         """
+        record = record or explain.Decisions()
         automatic = [a for a in actions if a['automation'] == 'automatic']
         manual = [a for a in actions if a['automation'] == 'manual']
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
         plans.expire_pending(self.db)
         if manual:
             plans.save(self.db, 'manual', manual, 'pending')
+            record.pending(manual)
         for plan_id, approved in plans.approved(self.db):
             if plans.set_status(self.db, plan_id, 'executing', 'approved'):
                 result = self.orchestrator.execute(approved, view, budget)
                 self._count(summary, result)
+                record.refused(result['skipped'])
                 # What the limits deferred runs in later cycles: the plan
                 # stays approved until nothing of it waits any more.
                 plans.set_status(self.db, plan_id,
@@ -242,6 +268,7 @@ class LoadBalancer:
             # would not fit a MySQL TEXT column.
             result = self.orchestrator.execute(automatic, view, budget)
             self._count(summary, result)
+            record.refused(result['skipped'])
             if result['done']:
                 plans.save(self.db, 'automatic', result['done'], 'done')
         return summary

@@ -206,6 +206,27 @@ class LbPlan(Base):
     )
 
 
+class LbDecision(Base):
+    """Why one host or server got its verdict in one cycle (``drs explain``)."""
+
+    __tablename__ = 'lb_decisions'
+
+    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    cycle_at = sa.Column(sa.DateTime, nullable=False)
+    subject_type = sa.Column(sa.String(16), nullable=False)
+    subject = sa.Column(sa.String(255), nullable=False)
+    verdict = sa.Column(sa.String(32), nullable=False)
+    refusal = sa.Column(sa.String(64))
+    reason = sa.Column(sa.Text, nullable=False)
+    # JSON list of [candidate host, refusal] a moved server could not go to.
+    refused = sa.Column(sa.Text)
+
+    __table_args__ = (
+        sa.Index('lb_decisions_subject_idx', 'subject_type', 'subject', 'cycle_at'),
+        sa.Index('lb_decisions_cycle_at_idx', 'cycle_at'),
+    )
+
+
 class InstanceOvercommit(TimestampMixin, Base):
     """The allocation ratios an instance was deployed with, and its size.
 

@@ -78,6 +78,7 @@ class DrsPolicy:
         for j, i in enumerate(state.vm_host):
             if i is not None:
                 self.load[i] += self.size[j]
+        self.start_load = list(self.load)
 
     def predicted(self, state, i):
         return self.load[i] / state.capacity[i]

@@ -126,9 +126,11 @@ class Wake:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Plan:
-    """Ordered actions: wakes first, then migrations, then suspends."""
+    """Ordered actions: wakes first, then migrations, then suspends;
+    ``findings`` say why (findings.Finding), and do not count in equality."""
 
     actions: tuple = ()
+    findings: tuple = dataclasses.field(default=(), compare=False)
 
     @property
     def migrations(self):

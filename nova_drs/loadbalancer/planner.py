@@ -3,11 +3,13 @@
 import gc
 import random
 
+from nova_drs.loadbalancer import findings
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import state as state_mod
 
 
-def plan(snapshot, policy, limits=model.DEFAULT_LIMITS, seed=0, suspend_idle=False):
+def plan(snapshot, policy, limits=model.DEFAULT_LIMITS, seed=0, suspend_idle=False,
+         explain=True):
     """Validate the snapshot, run one decision cycle, return a Plan.
 
     Deterministic for a given snapshot, policy and seed.  Raises
@@ -15,6 +17,8 @@ def plan(snapshot, policy, limits=model.DEFAULT_LIMITS, seed=0, suspend_idle=Fal
     ``suspend_idle`` also suspends active hosts left without instances: a
     real empty host still draws power, while CloudSim's model (and so the
     simulator) counts it as switched off. The daemon asks for it.
+    ``explain`` adds the plan's findings (why each host and server got its
+    verdict); the simulator, which never reads them, turns it off.
     """
     # A cycle allocates a few objects per instance and no reference cycles;
     # pausing the collector saves repeated full scans of a large snapshot.
@@ -27,7 +31,10 @@ def plan(snapshot, policy, limits=model.DEFAULT_LIMITS, seed=0, suspend_idle=Fal
         policy.decide(working, random.Random(seed))
         if suspend_idle:
             _suspend_idle_hosts(working)
-        return working.to_plan()
+        result = working.to_plan()
+        if explain:
+            result = model.Plan(result.actions, findings.collect(working, policy, result))
+        return result
     finally:
         if collecting:
             gc.enable()

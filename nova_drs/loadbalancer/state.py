@@ -60,6 +60,7 @@ class WorkingState:
         self.suspended_hosts = [i for i, st in enumerate(self.power_state)
                                 if st == model.SUSPENDED]
         self.suspended_set = frozenset(self.suspended_hosts)
+        self.start_demand = list(self.demand)
         self.start_utilisation = [min(d / c, 1.0)
                                   for d, c in zip(self.demand, self.capacity, strict=True)]
         self.start_power = [power.power(cv, u)

@@ -72,5 +72,10 @@ class DrsClient:
             query['cluster'] = cluster
         return self._request('GET', '/loadbalancer/energy?' + parse.urlencode(query))['energy']
 
+    def explain(self, kind, subject, cycles):
+        """Stored decisions about a host or a server (kind "host" or "server")."""
+        return self._request('GET', '/loadbalancer/explain/%ss/%s?cycles=%d'
+                             % (kind, _quote(subject), cycles))
+
     def get_request(self, request_id):
         return self._request('GET', '/loadbalancer/requests/%s' % _quote(request_id))['request']

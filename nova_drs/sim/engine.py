@@ -117,7 +117,7 @@ class Simulation:
             if k >= 1 and self.policy is not None:
                 snapshot = self._snapshot(k, host_of, last_moved)
                 plan = planner.plan(snapshot, self.policy, model.SafetyLimits(0, 0),
-                                    seed=self.seed + k)
+                                    seed=self.seed + k, explain=False)
                 for action in plan.migrations:
                     v = vm_index[action.instance]
                     self.ping_pong.moved(v, action.source, action.destination, now)

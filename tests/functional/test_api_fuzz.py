@@ -131,10 +131,12 @@ PATHS = st.one_of(
                      '/loadbalancer/plan/action', '/loadbalancer/policies']),
     SEGMENTS.map(lambda segment: '/loadbalancer/' + segment),
     SEGMENTS.map(lambda segment: '/loadbalancer/rules/' + segment),
-    SEGMENTS.map(lambda segment: '/loadbalancer/requests/' + segment))
+    SEGMENTS.map(lambda segment: '/loadbalancer/requests/' + segment),
+    SEGMENTS.map(lambda segment: '/loadbalancer/explain/hosts/' + segment),
+    SEGMENTS.map(lambda segment: '/loadbalancer/explain/servers/' + segment))
 QUERIES = st.one_of(
     st.just(''),
-    st.lists(st.tuples(st.sampled_from(['cluster', 'limit', 'host']) | NASTY_TEXT,
+    st.lists(st.tuples(st.sampled_from(['cluster', 'limit', 'host', 'cycles']) | NASTY_TEXT,
                        NASTY_TEXT), max_size=3)
     .map(lambda pairs: '?' + '&'.join(parse.quote(k.encode('utf-8', 'surrogatepass'), safe='')
                                       + '=' + parse.quote(v.encode('utf-8', 'surrogatepass'),
@@ -152,6 +154,12 @@ PLAUSIBLE_REQUESTS = st.one_of(
                                                '/loadbalancer/plan', '/loadbalancer/policies',
                                                '/loadbalancer/requests/1']),
               st.sampled_from(['', '?cluster=c1']), st.none(), st.just('latest')),
+    st.tuples(st.just('GET'), st.sampled_from(['/loadbalancer/explain/hosts/host1',
+                                               '/loadbalancer/explain/hosts/nosuch',
+                                               '/loadbalancer/explain/servers/nosuch']),
+              st.sampled_from(['', '?cycles=1', '?cycles=100', '?cycles=0', '?cycles=101',
+                               '?cycles=' + '9' * 7, '?cycles=1&cycles=2']),
+              st.none(), st.just('latest')),
     st.tuples(st.just('POST'), st.just('/loadbalancer/action'), st.just(''),
               st.dictionaries(ACTION_NAMES, ARGUMENTS, min_size=1, max_size=1)
               .map(json.dumps).map(str.encode)

@@ -102,3 +102,21 @@ def test_suspend_cannot_be_cancelled_once_power_command_left(tmp_path):
     hosts.set_fields(database, 'compute1', power_requested_at=datetime.datetime(2026, 1, 1))
     assert hosts.transition(database, 'compute1', hosts.SUSPENDING, hosts.ACTIVE, 'x') is None
     assert hosts.transition(database, 'compute1', hosts.SUSPENDING, hosts.SUSPENDED, 'x')
+
+
+def test_decisions_last_cycles_and_prune(database):
+    """drs explain's queries on every supported database (one INSERT, one DELETE)."""
+    from nova_drs.db import decisions
+    migration.sync(database)
+    start = datetime.datetime(2026, 1, 1)
+    decisions.save(database, [
+        decisions.row(start + datetime.timedelta(minutes=m), kind, 'h1', 'kept', 'cycle %d' % m,
+                      refused=(('h2', 'capacity'),))
+        for m in range(4) for kind in ('host', 'server')])
+    found = decisions.explain(database, 'host', 'h1', 2)
+    assert [d['reason'] for d in found] == ['cycle 3', 'cycle 2']
+    assert found[0]['refused'] == [{'host': 'h2', 'refusal': 'capacity'}]
+    assert len(decisions.explain(database, 'host', 'h1', 100)) == 4
+    assert decisions.prune(database, start + datetime.timedelta(hours=1, minutes=2), 1) == 4
+    assert [d['reason'] for d in decisions.explain(database, 'server', 'h1', 100)] == [
+        'cycle 3', 'cycle 2']

@@ -1,0 +1,55 @@
+"""``GET /loadbalancer/explain/{hosts,servers}/X?cycles=N``: stored decisions.
+
+Why a host was (or was not) suspended, woken or relieved, and why a server
+was (or was not) moved, in the daemon's last ``cycles`` cycles (default 10,
+1..100), newest first. As nova does, an unknown host or server is 404; a
+known one without decisions (a server that stayed put) is 200 with an empty
+list. A server deleted since keeps its decisions until they expire.
+"""
+
+from nova.compute import api as compute_api
+from nova import exception as nova_exception
+
+from nova_drs.api import faults
+from nova_drs.api import nova_hosts
+from nova_drs.db import decisions
+
+DEFAULT_CYCLES = 10
+MAX_CYCLES = 100
+
+
+def parse_cycles(text):
+    if text is None:
+        return DEFAULT_CYCLES
+    cycles = int(text)  # the query schema allows digits only
+    if not 1 <= cycles <= MAX_CYCLES:
+        raise faults.BadRequest('cycles=%s is not between 1 and %d' % (text, MAX_CYCLES))
+    return cycles
+
+
+class ExplainController:
+
+    def __init__(self, database):
+        self.database = database
+
+    def host(self, context, host, cycles=None):
+        cycles = parse_cycles(cycles)
+        if nova_hosts.compute_hosts(context, host).get(host) is None:
+            raise faults.NotFound('compute host %r not found in nova' % host[:255])
+        return 200, self._body('host', host, cycles)
+
+    def server(self, context, server_id, cycles=None):
+        cycles = parse_cycles(cycles)
+        body = self._body('server', server_id, cycles)
+        if not body['decisions']:
+            try:
+                compute_api.API().get(context, server_id)
+            except nova_exception.InstanceNotFound:
+                raise faults.NotFound('server %s not found' % server_id[:64]) from None
+        return 200, body
+
+    def _body(self, kind, subject, cycles):
+        found = decisions.explain(self.database, kind, subject, cycles)
+        for row in found:
+            row['cycle_at'] = row['cycle_at'].isoformat()
+        return {kind: subject, 'cycles': cycles, 'decisions': found}

@@ -1,0 +1,111 @@
+"""The daemon's side of explanations: the core's findings plus its own refusals.
+
+The core explains what it decided from the snapshot; the daemon then knows
+why a host was excluded (a deny rule, stale statistics, a disabled service),
+which servers the oscillation guard held and which actions the orchestrator
+refused (cooldown, migration and power limits). One row per (cycle,
+subject), the shell's word overriding the core's, stored in one INSERT.
+"""
+
+from nova_drs.daemon import observe
+from nova_drs.db import decisions
+from nova_drs.loadbalancer import findings as core
+
+EXCLUDED = core.Refusal.EXCLUDED.value
+KEPT = core.Verdict.KEPT.value
+NOT_MOVED = core.Verdict.NOT_MOVED.value
+
+
+class Decisions:
+    """Collects one cycle's findings, keyed by (kind, subject)."""
+
+    def __init__(self):
+        self.by_subject = {}
+
+    def add_findings(self, found):
+        for finding in found:
+            self.by_subject[finding.kind, finding.subject] = (
+                finding.verdict, finding.reason, finding.refusal, finding.refused)
+
+    def refine_excluded(self, view, rules):
+        """Name what excluded a host: stale statistics, a rule, or nova."""
+        stale = set(view.stale_hosts)
+        membership = observe._clusters(view.aggregates)
+        for (kind, subject), (verdict, reason, refusal, refused) in list(
+                self.by_subject.items()):
+            if kind != core.HOST or refusal != EXCLUDED:
+                continue
+            refusal, why = _exclusion(subject, stale, rules, membership,
+                                      view.services.get(subject) or {})
+            head = reason.split(' but kept on: ')[0]
+            self.by_subject[kind, subject] = (verdict, '%s but kept on: %s' % (head, why),
+                                              refusal, refused)
+
+    def held(self, held):
+        """Servers the oscillation guard kept in place (and their hosts)."""
+        refusal = core.Refusal.OSCILLATION.value
+        for item in held:
+            self.by_subject[core.SERVER, item['instance']] = (
+                NOT_MOVED, 'held on %s by the oscillation guard: %s'
+                % (item['host'], item['reason']), refusal, ())
+            previous = self.by_subject.get((core.HOST, item['host']))
+            if previous and previous[0] == core.Verdict.SUSPEND.value:
+                self.by_subject[core.HOST, item['host']] = (
+                    KEPT, 'underloaded but kept on: server %s is held by the oscillation '
+                    'guard' % item['instance'], refusal, ())
+
+    def evacuations(self, actions):
+        """Moves off a host planned for suspend: the host lifecycle evacuates
+        it and nova's scheduler picks each destination, maybe another one."""
+        suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
+        for action in actions:
+            key = (core.SERVER, action.get('instance'))
+            if action['type'] == 'migrate' and action['source'] in suspending \
+                    and key in self.by_subject:
+                verdict, reason, refusal, refused = self.by_subject[key]
+                self.by_subject[key] = (verdict, reason + ' (evacuated by the host '
+                                        "lifecycle: nova's scheduler places it)",
+                                        refusal, refused)
+
+    def pending(self, actions):
+        """Actions of manual clusters wait for an admin's approval."""
+        for action in actions:
+            key = ((core.SERVER, action['instance']) if action['type'] == 'migrate'
+                   else (core.HOST, action['host']))
+            if key in self.by_subject:
+                verdict, reason, refusal, refused = self.by_subject[key]
+                self.by_subject[key] = (verdict, reason + ' (manual cluster: planned, waiting '
+                                        'for approval)', refusal, refused)
+
+    def refused(self, skipped):
+        """Actions the orchestrator did not start: (action dict, why)."""
+        for action, why in skipped:
+            refusal = (core.Refusal.COOLDOWN if 'cooldown' in why
+                       else core.Refusal.LIMIT if 'limit' in why
+                       else core.Refusal.REFUSED_BY_DAEMON).value
+            if action['type'] == 'migrate':
+                self.by_subject[core.SERVER, action['instance']] = (
+                    NOT_MOVED, 'planned %s -> %s (%s), not started: %s'
+                    % (action['source'], action['destination'], action['reason'], why),
+                    refusal, ())
+            else:
+                self.by_subject[core.HOST, action['host']] = (
+                    KEPT, 'planned %s (%s), not started: %s'
+                    % (action['type'], action['reason'], why), refusal, ())
+
+    def rows(self, cycle_at):
+        return [decisions.row(cycle_at, kind, subject, verdict, reason, refusal, refused)
+                for (kind, subject), (verdict, reason, refusal, refused)
+                in sorted(self.by_subject.items())]
+
+
+def _exclusion(host, stale, rules, membership, service):
+    """(refusal, text) of an excluded host, as observe.build_view decided it."""
+    if host in stale:
+        return core.Refusal.STALE.value, 'stale statistics (no fresh sample within ' \
+            'stats_max_age)'
+    rule = rules.deciding(host, membership.get(host, ()), service=service)
+    if rule is not None and not rule['allow']:
+        return core.Refusal.RULE.value, 'denied by rule %s (%s %s)' % (
+            rule['id'], rule['type'], rule['value'])
+    return EXCLUDED, 'nova service disabled or forced down'

@@ -1,0 +1,33 @@
+"""Decisions of each cycle (``lb_decisions``) for ``drs explain``.
+
+Revision ID: 0010_decisions
+Revises: 0009_plan_actions_mediumtext
+Create Date: 2026-11-23
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0010_decisions'
+down_revision = '0009_plan_actions_mediumtext'
+branch_labels = None
+depends_on = None
+
+BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
+
+
+def upgrade():
+    op.create_table(
+        'lb_decisions',
+        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('cycle_at', sa.DateTime, nullable=False),
+        sa.Column('subject_type', sa.String(16), nullable=False),
+        sa.Column('subject', sa.String(255), nullable=False),
+        sa.Column('verdict', sa.String(32), nullable=False),
+        sa.Column('refusal', sa.String(64)),
+        sa.Column('reason', sa.Text, nullable=False),
+        sa.Column('refused', sa.Text),
+    )
+    op.create_index('lb_decisions_subject_idx', 'lb_decisions',
+                    ['subject_type', 'subject', 'cycle_at'])
+    op.create_index('lb_decisions_cycle_at_idx', 'lb_decisions', ['cycle_at'])

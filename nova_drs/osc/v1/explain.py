@@ -1,0 +1,42 @@
+"""``openstack drs explain host|server X``: why it was (not) suspended or moved."""
+
+from osc_lib.command import command
+
+COLUMNS = ('Cycle', 'Verdict', 'Refusal', 'Reason', 'Refused Candidates')
+
+
+def rows(decisions):
+    """One line per cycle: time, verdict, what refused it, why, refused candidates."""
+    return [(d['cycle_at'], d['verdict'], d['refusal'] or '', d['reason'],
+             ', '.join('%s (%s)' % (r['host'], r['refusal']) for r in d['refused']))
+            for d in decisions]
+
+
+class _Explain(command.Lister):
+    KIND = None
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(self.KIND, metavar='<%s>' % self.KIND, help=self.HELP)
+        parser.add_argument('--cycles', metavar='<N>', type=int, default=10,
+                            help='The last N cycles of the daemon (1..100, default 10)')
+        return parser
+
+    def take_action(self, parsed_args):
+        body = self.app.client_manager.drs.explain(self.KIND, getattr(parsed_args, self.KIND),
+                                                   parsed_args.cycles)
+        return COLUMNS, rows(body['decisions'])
+
+
+class ExplainHost(_Explain):
+    """Why a host was (or was not) suspended, woken or relieved in the last cycles."""
+
+    KIND = 'host'
+    HELP = 'Compute host (nova service host)'
+
+
+class ExplainServer(_Explain):
+    """Why a server was (or was not) moved in the last cycles."""
+
+    KIND = 'server'
+    HELP = 'Server (UUID)'

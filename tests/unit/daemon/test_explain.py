@@ -1,0 +1,79 @@
+"""The daemon's refusals refine the core's findings: rule, stale, guard, limits."""
+
+import types
+
+from nova_drs.daemon import explain
+from nova_drs.daemon import observe
+from nova_drs.loadbalancer import findings
+
+
+def view(stale=(), aggregates=()):
+    return types.SimpleNamespace(stale_hosts=tuple(stale), aggregates=list(aggregates),
+                                 services={'h1': {'zone': 'nova'}, 'h2': {}})
+
+
+def excluded(host):
+    return findings.Finding('host', host, 'kept', 'underloaded (load 5%) but kept on: '
+                            'excluded (rules, service disabled or stale statistics)',
+                            'excluded')
+
+
+def rows(record):
+    return {(r['subject_type'], r['subject']): r for r in record.rows('now')}
+
+
+def test_deny_rule_is_named_and_stale_statistics_said():
+    record = explain.Decisions()
+    record.add_findings([excluded('h1'), excluded('h2')])
+    rules = observe.Rules([{'id': 7, 'type': 'aggregate', 'value': 'gold', 'allow': False}])
+    record.refine_excluded(view(stale=['h2'], aggregates=[{'name': 'gold', 'hosts': ['h1']}]),
+                           rules)
+    found = rows(record)
+    assert found['host', 'h1']['refusal'] == 'rule'
+    assert found['host', 'h1']['reason'] == ('underloaded (load 5%) but kept on: denied by '
+                                             'rule 7 (aggregate gold)')
+    assert found['host', 'h2']['refusal'] == 'stale statistics'
+
+
+def test_excluded_without_rule_or_staleness_is_nova():
+    record = explain.Decisions()
+    record.add_findings([excluded('h1')])
+    record.refine_excluded(view(), observe.Rules([]))
+    assert 'nova service disabled' in rows(record)['host', 'h1']['reason']
+
+
+def test_oscillation_guard_and_orchestrator_refusals_override_the_plan():
+    record = explain.Decisions()
+    record.add_findings([findings.Finding('server', 's1', 'moved', 'overload ...'),
+                         findings.Finding('server', 's2', 'moved', 'overload ...'),
+                         findings.Finding('host', 'h3', 'suspend', 'underload ...'),
+                         findings.Finding('host', 'h4', 'suspend', 'underload ...')])
+    record.held([{'instance': 's1', 'host': 'h3', 'moves': 3, 'reason': 'moved 3 times'}])
+    migrate = {'type': 'migrate', 'instance': 's2', 'source': 'h1', 'destination': 'h2',
+               'reason': 'overload'}
+    suspend = {'type': 'suspend', 'host': 'h4', 'reason': 'underload'}
+    record.refused([(migrate, 'moved 0:01:00 ago (cooldown)'),
+                    (suspend, 'cluster at its suspend limit for this cycle')])
+    found = rows(record)
+    assert (found['server', 's1']['verdict'], found['server', 's1']['refusal']) == \
+        ('not moved', 'oscillation guard')
+    assert found['host', 'h3']['refusal'] == 'oscillation guard'
+    assert found['server', 's2']['refusal'] == 'cooldown'
+    assert found['server', 's2']['reason'] == ('planned h1 -> h2 (overload), not started: '
+                                               'moved 0:01:00 ago (cooldown)')
+    assert (found['host', 'h4']['verdict'], found['host', 'h4']['refusal']) == ('kept', 'limit')
+
+
+def test_rows_carry_refused_candidates_as_json():
+    record = explain.Decisions()
+    record.add_findings([findings.Finding('server', 's1', 'moved', 'why', None,
+                                          (('h2', 'capacity'),))])
+    assert rows(record)['server', 's1']['refused'] == '[["h2", "capacity"]]'
+
+
+def test_manual_cluster_actions_wait_for_approval():
+    record = explain.Decisions()
+    record.add_findings([findings.Finding('host', 'h1', 'suspend', 'underload ...')])
+    record.pending([{'type': 'suspend', 'host': 'h1', 'reason': 'underload'}])
+    assert rows(record)['host', 'h1']['reason'] == ('underload ... (manual cluster: planned, '
+                                                    'waiting for approval)')
