@@ -50,9 +50,6 @@ daemon_opts = [
                help='Concurrent migrations arriving on one destination host.'),
     cfg.IntOpt('max_migrations_per_cluster', default=10, min=1,
                help='Concurrent migrations within one cluster.'),
-    cfg.IntOpt('instance_cooldown', default=3600, min=0,
-               help='Seconds during which an instance the daemon moved (or '
-                    'failed to move) is not moved again: no ping-pong.'),
     cfg.IntOpt('host_cooldown', default=1800, min=0,
                help='Seconds after a host became active again (woken, or a '
                     'suspend abandoned) during which it is not suspended '

@@ -6,9 +6,11 @@ nothing at all.
 """
 
 import copy
+import dataclasses
 import logging
 
 from nova_drs import cluster_policy
+from nova_drs import opt_out
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
@@ -28,6 +30,16 @@ from nova_drs.scale import executor as scale_executor
 
 LOG = logging.getLogger(__name__)
 
+
+
+def _opted_in(view, hosts, automation):
+    """The instances on ``hosts``; ``manual`` servers (pinned by build_view) may
+    move in a manual cluster, where an admin approves the plan."""
+    if automation != opt_out.MANUAL:
+        return tuple(i for i in view.snapshot.instances if i.host in hosts)
+    return tuple(dataclasses.replace(i, movable=True)
+                 if view.opt_out.get(i.uuid) == opt_out.MANUAL else i
+                 for i in view.snapshot.instances if i.host in hosts)
 
 
 class LoadBalancer:
@@ -53,7 +65,7 @@ class LoadBalancer:
                     'per_cluster': group.max_migrations_per_cluster,
                     'suspends_per_cycle': group.max_suspends_per_cycle,
                     'wakes_per_cycle': group.max_wakes_per_cycle},
-            instance_cooldown=group.instance_cooldown, still_leader=self._still_leader)
+            migration_cooldown=group.migration_cooldown, still_leader=self._still_leader)
         self.resolver = cluster_policy.Resolver()
         self.observer = self._observer()
 
@@ -64,7 +76,8 @@ class LoadBalancer:
             self.nova, self.db, self.power_drivers, group.history_length,
             group.stats_max_age, group.host_cooldown,
             full_refresh_cycles=group.full_refresh_cycles,
-            stats_window=group.stats_max_age + group.history_length * group.period)
+            stats_window=group.stats_max_age + group.history_length * group.period,
+            migration_cooldown=group.migration_cooldown)
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()
@@ -228,9 +241,10 @@ class LoadBalancer:
             if cluster_policy.POLICY_KEY not in meta:
                 meta = {}  # not a DRS cluster: hosts nobody opted in, global defaults
             names = {h.name for h in hosts}
+            automation = self.resolver.automation(cluster, meta, group.automation)
             snapshot = model.Snapshot(
                 hosts=tuple(hosts),
-                instances=tuple(i for i in view.snapshot.instances if i.host in names),
+                instances=_opted_in(view, names, automation),
                 migrations=tuple(m for m in view.snapshot.migrations
                                  if m.source in names and m.destination in names),
                 now=view.snapshot.now)
@@ -248,7 +262,6 @@ class LoadBalancer:
             except model.InvalidSnapshot as exc:
                 LOG.error('cluster %s not planned: inconsistent view: %s', cluster, exc)
                 continue
-            automation = self.resolver.automation(cluster, meta, group.automation)
             for action in plan.actions:
                 actions.append(dict(orchestrator_mod.action_to_dict(action),
                                     cluster=cluster, automation=automation))

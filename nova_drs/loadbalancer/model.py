@@ -65,7 +65,9 @@ class Host:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Instance:
     """A server.  ``cpu_history`` holds CPU demand as a fraction of ``mips``,
-    oldest first, the last value being the current demand."""
+    oldest first, the last value being the current demand.  ``movable``
+    False (the server opted out of DRS) keeps it where it is: never
+    migrated, and its host is never suspended."""
 
     uuid: str
     host: str
@@ -77,6 +79,7 @@ class Instance:
     server_group: str = None
     group_policy: str = None
     last_migrated_at: float = None
+    movable: bool = True
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
