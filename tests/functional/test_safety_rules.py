@@ -188,7 +188,7 @@ class TestInstanceCooldown(SafetyDaemonBase):
 
     CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '3'}
     EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
-                   ('loadbalancer', 'instance_cooldown'): '3600'}
+                   ('loadbalancer', 'migration_cooldown'): '3600'}
 
     def overload_host2(self):
         flavor = self.admin_api.post_flavor(
