@@ -2,6 +2,7 @@
 
 import json
 
+import fixtures
 from nova.tests.functional.api import client as api_client
 
 from nova_drs import conf as drs_conf
@@ -9,6 +10,8 @@ from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.loadbalancer import catalog
 from tests.functional import daemon_support
+from tests.functional import test_cli_nova
+from tests.functional import test_cli_openstack
 from tests.functional import test_daemon_cycle
 
 KEY = 'drs:automation'
@@ -177,3 +180,23 @@ class TestOneCooldown(test_daemon_cycle.DaemonTestBase):
         self.assertNotIn(server['id'], self.planned_moves())
         self.flags(migration_cooldown=0, group='loadbalancer')
         self.assertIn(server['id'], self.planned_moves())
+
+
+class TestPinnedServersInCLIs(test_cli_nova.CliTestCase):
+    """``nova lb-host-show`` and ``openstack drs host show`` print pinned_servers."""
+
+    nova = test_cli_nova.TestNovaShell.nova
+    openstack = test_cli_openstack.TestOpenStackShell.openstack
+    osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
+
+    def test_both_shells_print_the_opted_out_servers(self):
+        server = self._create_server(name='pinned', host='host1', networks='none')
+        self.admin_api.post_server_metadata(server['id'], {KEY: 'disabled'})
+        code, out, err = self.nova('lb-host-show', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| pinned_servers +\| %s \(disabled\)' % server['id'])
+        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):   # as TestOpenStackShell
+            self.useFixture(fixtures.EnvironmentVariable(name))
+        code, out, err = self.openstack('drs', 'host', 'show', 'host1', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual('%s (disabled)' % server['id'], json.loads(out)['pinned_servers'])

@@ -79,3 +79,18 @@ def test_invalid_metadata_is_disabled_with_one_warning(caplog):
     ('disabled', 'manual', False), ('disabled', 'automatic', False)])
 def test_may_move(level, automation, movable):
     assert opt_out.may_move(level, automation) is movable
+
+
+def test_old_option_name_is_still_read(tmp_path):
+    from oslo_config import cfg
+
+    from nova_drs.conf import decision
+    from nova_drs.conf import loadbalancer
+    path = tmp_path / 'drs.conf'
+    path.write_text('[loadbalancer]\ninstance_cooldown = 42\n')
+    conf = cfg.ConfigOpts()
+    decision.register_opts(conf)
+    loadbalancer.register_opts(conf)
+    conf(args=[], default_config_files=[str(path)])
+    assert conf.loadbalancer.migration_cooldown == 42
+    assert 'instance_cooldown' not in conf.loadbalancer
