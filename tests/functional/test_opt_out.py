@@ -37,13 +37,18 @@ class OptOutBase(test_daemon_cycle.DaemonTestBase):
         return pinned, free
 
     def run_until_host2_suspended(self):
+        self.planned = []
         for _ in range(8):
             summary = self.cycle()
+            self.planned.extend(summary.get('actions', ()))
             if self.state('host2') == 'suspended':
                 return summary
         self.fail('host2 was never suspended: %s' % drs_hosts.states(self.drs_db))
 
     def assertKeptWhereItIs(self, pinned):
+        """Never planned (the lifecycle's own refusal is a second line only)."""
+        self.assertEqual([], [a for a in self.planned if a.get('host') == 'host1'
+                              or a.get('instance') == pinned['id']])
         self.assertEqual('active', self.state('host1'))
         self.assertEqual('host1', self.server_host(pinned['id']))
         self.assertNotIn(('suspend', 'host1'), self.power.calls)
@@ -78,6 +83,29 @@ class TestServerMetadataOptOut(OptOutBase):
         self.run_until_host2_suspended()
         self.cycle()
         self.assertKeptWhereItIs(pinned)
+
+    def test_suspend_under_way_is_abandoned_maintenance_waits(self):
+        """Opted out after the admin's request was accepted: the lifecycle refuses too."""
+        pinned, free = self.quiet_pair(metadata={KEY: 'disabled'})
+        self.admin_api.post_server_metadata(free['id'], {KEY: 'disabled'})
+        mover = self._create_server(name='mover', host='host2', networks='none')
+        for host in self.COMPUTE_HOSTS:
+            drs_hosts.ensure(self.drs_db, host)
+        self.planned = []
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        drs_hosts.transition(self.drs_db, 'host2', 'active', 'entering_maintenance', 'test')
+        self.cycle()
+        record = drs_hosts.get(self.drs_db, 'host1')
+        self.assertEqual('active', record['suspend_state'])
+        self.assertIn('suspend abandoned: servers opted out of DRS (drs:automation=disabled)'
+                      ': %s' % pinned['id'], record['state_reason'])
+        self.assertKeptWhereItIs(pinned)
+        # Maintenance: the opted-out server stays, the others leave, the reason says why.
+        record = drs_hosts.get(self.drs_db, 'host2')
+        self.assertEqual('entering_maintenance', record['suspend_state'])
+        self.assertIn('cannot enter maintenance yet: servers opted out', record['state_reason'])
+        self.assertEqual('host2', self.server_host(free['id']))
+        self.assertNotEqual('host2', self.server_host(mover['id']))
 
     def test_host_show_lists_it_and_admin_suspend_or_maintenance_is_409(self):
         pinned, free = self.quiet_pair(metadata={KEY: 'disabled'})
