@@ -6,6 +6,7 @@ import fixtures
 from nova.tests.functional.api import client as api_client
 
 from nova_drs import conf as drs_conf
+from nova_drs.daemon import observe
 from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.loadbalancer import catalog
@@ -228,3 +229,30 @@ class TestPinnedServersInCLIs(test_cli_nova.CliTestCase):
         code, out, err = self.openstack('drs', 'host', 'show', 'host1', '-f', 'json')
         self.assertEqual(0, code, err)
         self.assertEqual('%s (disabled)' % server['id'], json.loads(out)['pinned_servers'])
+
+
+class TestOrchestratorGuard(test_daemon_cycle.DaemonTestBase):
+    """Moves planned before a server opted out (e.g. an approved plan) are refused."""
+
+    def test_disabled_never_moves_manual_only_from_an_approved_plan(self):
+        servers = {level: self._create_server(name=level, host='host1', networks='none')
+                   for level in ('disabled', 'manual')}
+        for level, server in servers.items():
+            self.admin_api.post_server_metadata(server['id'], {KEY: level})
+        daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS},
+                                   {s['id']: ('host1', 10.0) for s in servers.values()})
+        view = observe.build_view(self.balancer.observer.fetch(), observe.Rules([]), 600)
+
+        def move(level, automation, destination):
+            return {'type': 'migrate', 'instance': servers[level]['id'], 'source': 'host1',
+                    'destination': destination, 'reason': 'overload',
+                    'automation': automation}
+
+        result = self.balancer.orchestrator.execute(
+            [move('disabled', 'manual', 'host2'), move('manual', 'automatic', 'host3')], view)
+        self.assertEqual(0, result['started'], result)
+        self.assertEqual(['instance opted out (drs:automation=disabled)',
+                          'instance opted out (drs:automation=manual)'],
+                         [why for _action, why in result['skipped']])
+        result = self.balancer.orchestrator.execute([move('manual', 'manual', 'host3')], view)
+        self.assertEqual(1, result['started'], result)
