@@ -5,8 +5,9 @@ As vSphere's per-VM automation level: ``disabled`` keeps a server where it is
 lets it move only in a plan an admin approves (clusters with
 ``drs_automation = manual``); in automatic clusters it stays too. Server
 metadata wins over the flavor. The flavor extra spec is validated by nova-api
-(nova_drs.resources.extra_specs); metadata cannot be, so an invalid value
-there is read as ``disabled``, the safe reading, and reported once per server.
+(nova_drs.resources.extra_specs, from compute API 2.86 on); metadata cannot
+be, and a flavor may predate the validator, so an invalid value is read as
+``disabled``, the safe reading, and reported once per server.
 """
 
 import logging
@@ -25,20 +26,21 @@ _lock = threading.Lock()
 
 def level(metadata, extra_specs, server=None):
     """The server's level (DISABLED, MANUAL) or None when it may move freely."""
-    raw = (metadata or {}).get(KEY)
+    raw, source = (metadata or {}).get(KEY), 'metadata'
     if raw is None:
-        raw = (extra_specs or {}).get(KEY)
-        return raw if raw in LEVELS else None  # nova-api refuses other values
+        raw, source = (extra_specs or {}).get(KEY), 'flavor extra spec'
+    if raw is None:
+        return None
     value = str(raw).strip().lower()
     if value in LEVELS:
         return value
-    marker = (server, raw)
+    marker = (server, source, raw)
     with _lock:
         first = marker not in _warned
         _warned.add(marker)
     if first:
-        LOG.warning('server %s: invalid metadata %s=%r (expected %s); read as %s',
-                    server, KEY, raw, ' | '.join(LEVELS), DISABLED)
+        LOG.warning('server %s: invalid %s %s=%r (expected %s); read as %s',
+                    server, source, KEY, raw, ' | '.join(LEVELS), DISABLED)
     return DISABLED
 
 

@@ -57,6 +57,7 @@ def _with_opt_out(metadata=None, extra_specs=None):
     ({}, {opt_out.KEY: 'manual'}, 'manual'),
     ({opt_out.KEY: 'manual'}, {opt_out.KEY: 'disabled'}, 'manual'),   # metadata wins
     ({opt_out.KEY: 'Disabled '}, {}, 'disabled'),
+    ({}, {opt_out.KEY: 'older-than-the-validator'}, 'disabled'),
 ])
 def test_opt_out_level_pins_the_instance(metadata, extra_specs, level):
     view = _with_opt_out(metadata, extra_specs)
