@@ -83,6 +83,8 @@ def test_may_move(level, automation, movable):
 
 
 def test_old_option_name_is_still_read(tmp_path):
+    import copy
+
     from oslo_config import cfg
 
     from nova_drs.conf import decision
@@ -90,8 +92,9 @@ def test_old_option_name_is_still_read(tmp_path):
     path = tmp_path / 'drs.conf'
     path.write_text('[loadbalancer]\ninstance_cooldown = 42\n')
     conf = cfg.ConfigOpts()
-    decision.register_opts(conf)
-    loadbalancer.register_opts(conf)
+    # Copies: other tests may have changed the shared Opt objects' defaults.
+    conf.register_opts(copy.deepcopy(decision.decision_opts), group='loadbalancer')
+    conf.register_opts(copy.deepcopy(loadbalancer.daemon_opts), group='loadbalancer')
     conf(args=[], default_config_files=[str(path)])
     assert conf.loadbalancer.migration_cooldown == 42
     assert 'instance_cooldown' not in conf.loadbalancer
