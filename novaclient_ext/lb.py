@@ -57,7 +57,11 @@ def do_lb_host_list(cs, args):
 @utils.arg('host', metavar='<host>', help='Name of the compute host (nova service host).')
 def do_lb_host_show(cs, args):
     """Show one compute host with its DRS state and latest statistics."""
-    utils.print_dict(cs.lb.get_host(args.host))
+    host = cs.lb.get_host(args.host)
+    if 'pinned_servers' in host:
+        host['pinned_servers'] = '\n'.join('%(id)s (%(level)s)' % server
+                                            for server in host['pinned_servers'])
+    utils.print_dict(host)
 
 
 def _wait(cs, host, targets, timeout, interval):

@@ -67,7 +67,7 @@ class Sandbox(base.DrsFunctionalTestCase):
     # scaled down to about half an hour of trace time.
     EXTRA_FLAGS = {('quota', 'instances'): '-1', ('quota', 'cores'): '-1',
                    ('quota', 'ram'): '-1', ('loadbalancer', 'host_cooldown'): '8',
-                   ('loadbalancer', 'instance_cooldown'): '8'}
+                   ('loadbalancer', 'migration_cooldown'): '8'}
 
     def test_sandbox(self):
         self.nova = daemon_support.nova_api_for(self)

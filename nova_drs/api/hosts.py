@@ -19,6 +19,7 @@ from nova_drs.api import policies
 from nova_drs.api import schemas
 from nova_drs.api import store
 from nova_drs import conf as drs_conf
+from nova_drs import opt_out
 from nova_drs.db import hosts as db_hosts
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
@@ -98,7 +99,9 @@ class HostsController:
                                for name in sorted(nova)]}
 
     def show(self, context, host):
-        return 200, {'host': self._view(context, host)}
+        view = self._view(context, host)
+        view['pinned_servers'] = nova_hosts.pinned_servers(context, host)
+        return 200, {'host': view}
 
     def _view(self, context, host):
         nova = self._nova_host(context, host)
@@ -137,8 +140,20 @@ class HostsController:
                 context, self.database, drs_conf.CONF, arguments['server'],
                 arguments['flavor'], requester(context))}
 
+    @staticmethod
+    def _refuse_pinned(context, host, what):
+        """409 naming the servers that keep ``host`` from being emptied."""
+        pinned = [s['id'] for s in nova_hosts.pinned_servers(context, host)
+                  if s['level'] == opt_out.DISABLED]
+        if pinned:
+            raise faults.Conflict(
+                'host %s cannot %s: servers %s opted out of DRS (%s=%s); remove the '
+                'metadata or flavor extra spec, or move them first'
+                % (host, what, ', '.join(pinned), opt_out.KEY, opt_out.DISABLED))
+
     def _suspend_host(self, context, arguments):
         host = arguments['host']
+        self._refuse_pinned(context, host, 'be suspended')
         cluster = clusters.cluster_of(context, host, drs_conf.CONF)
         db_hosts.ensure_many(self.database, cluster.members)
         reason = 'suspend requested by %s' % requester(context)
@@ -183,6 +198,7 @@ class HostsController:
 
     def _enter_maintenance(self, context, arguments):
         host = arguments['host']
+        self._refuse_pinned(context, host, 'enter maintenance')
         if db_hosts.transition(self.database, host, db_hosts.ACTIVE,
                                db_hosts.ENTERING_MAINTENANCE,
                                'maintenance requested by %s' % requester(context)) is None:

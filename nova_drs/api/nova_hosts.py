@@ -15,6 +15,8 @@ from nova import exception as nova_exception
 from nova import objects
 from oslo_log import log as logging
 
+from nova_drs import opt_out
+
 LOG = logging.getLogger(__name__)
 
 
@@ -63,3 +65,26 @@ def compute_hosts(context, host=None):
             continue
         hosts.update(result)
     return hosts
+
+
+def _cell_pinned(cell_context, host):
+    found = []
+    for instance in objects.InstanceList.get_by_host(
+            cell_context, host, expected_attrs=['metadata', 'flavor']):
+        level = opt_out.level(instance.metadata, instance.flavor.extra_specs, instance.uuid)
+        if level is not None:
+            found.append({'id': instance.uuid, 'level': level})
+    return found
+
+
+def pinned_servers(context, host):
+    """[{id, level}] of the servers on ``host`` opted out with ``drs:automation``."""
+    results = nova_context.scatter_gather_skip_cell0(context, _cell_pinned, host)
+    pinned = []
+    for cell_uuid, result in results.items():
+        if nova_context.is_cell_failure_sentinel(result):
+            LOG.warning('nova-drs API: cell %s did not answer; its servers are left out',
+                        cell_uuid)
+            continue
+        pinned.extend(result)
+    return sorted(pinned, key=lambda server: server['id'])

@@ -67,8 +67,13 @@ decision_opts = [
                  help='drs: hosts whose predicted demand is below this fraction are '
                       'emptied when all their instances fit elsewhere.'),
     cfg.IntOpt('migration_cooldown', default=3600, min=0,
-               help='drs: seconds after a migration during which the instance is not '
-                    'moved again unless its host is over capacity.'),
+               deprecated_name='instance_cooldown',
+               help='Seconds after a migration of a server (live or cold, by the '
+                    'daemon, an admin or anyone else: nova\'s own migration records '
+                    'count) during which the daemon does not move it again: no '
+                    'ping-pong. The drs policy still relieves a host over capacity; '
+                    'the daemon also refuses moves it requested (or failed) within '
+                    'this time. Formerly instance_cooldown (still read).'),
 ]
 
 # nova-loadbalancer re-reads these on SIGHUP and builds its next cycle from

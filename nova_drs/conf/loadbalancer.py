@@ -50,9 +50,6 @@ daemon_opts = [
                help='Concurrent migrations arriving on one destination host.'),
     cfg.IntOpt('max_migrations_per_cluster', default=10, min=1,
                help='Concurrent migrations within one cluster.'),
-    cfg.IntOpt('instance_cooldown', default=3600, min=0,
-               help='Seconds during which an instance the daemon moved (or '
-                    'failed to move) is not moved again: no ping-pong.'),
     cfg.IntOpt('decision_retention', default=24, min=1, max=24 * 90,
                help='Hours the decisions of each cycle (why every host and '
                     'server got its verdict, read by "openstack drs explain") '

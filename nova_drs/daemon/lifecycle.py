@@ -10,7 +10,8 @@ running the next cycle. Rules that keep VMs safe:
   lock), and ``disabled_by_drs`` is written *before* the disable call, so a
   crash never leaves a disabled host nobody re-enables;
 * every server on the host counts, whatever its state; one that cannot move
-  aborts the suspend (service re-enabled, host back to ``active``);
+  aborts the suspend (service re-enabled, host back to ``active``), and so
+  does one opted out with ``drs:automation=disabled`` (never moved by DRS);
 * emptiness is re-checked from nova and placement at the last moment;
 * ``suspended``/``active`` are written only once the host is confirmed down/up,
   never right after the power command;
@@ -30,6 +31,7 @@ import datetime
 import logging
 
 from oslo_utils import timeutils
+from nova_drs import opt_out
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
@@ -191,8 +193,15 @@ class HostLifecycle:
     def _move_servers(self, record, service, servers):
         host = record['host']
         phase = 'suspend' if record['suspend_state'] == drs_hosts.SUSPENDING else 'maintenance'
+        pinned = sorted(s['id'] for s in servers
+                        if opt_out.server_level(s) == opt_out.DISABLED)
+        if pinned and self._give_up(record, 'servers opted out of DRS (%s=%s): %s' % (
+                opt_out.KEY, opt_out.DISABLED, ', '.join(pinned))):
+            return
         for server in servers:
             uuid = server['id']
+            if uuid in pinned:
+                continue
             status = server['status']
             task = server.get('OS-EXT-STS:task_state')
             last = drs_migrations.last_request(self.db, uuid, source=host)

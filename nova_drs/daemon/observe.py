@@ -23,6 +23,7 @@ import re
 
 from oslo_utils import timeutils
 from nova_drs import cluster_policy
+from nova_drs import opt_out
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
@@ -34,6 +35,10 @@ LOG = logging.getLogger(__name__)
 #: Every non-final migration status nova has: resources held on both ends.
 IN_FLIGHT_NOVA = frozenset(('queued', 'preparing', 'running', 'pre-migrating', 'migrating',
                             'post-migrating', 'finished', 'confirming', 'accepted'))
+#: A migration in these states left the server where it was: no cooldown.
+NOT_MOVED_NOVA = frozenset(('failed', 'error', 'cancelled', 'reverted'))
+#: Kinds that move a server (resize and evacuation are not balancing moves).
+MOVES_NOVA = frozenset(('live-migration', 'migration'))
 STATE_BY_STATUS = {'ACTIVE': 'active', 'PAUSED': 'paused', 'SHUTOFF': 'stopped'}
 GONE_STATUSES = frozenset(('DELETED', 'SOFT_DELETED'))
 #: changes-since starts this much before the newest change already seen, so a
@@ -59,6 +64,8 @@ class View:
     #: (source, destination or None) of every migration under way, nova's and
     #: ours (evacuations have no destination): what the cycle's limits count.
     in_flight: tuple = ()
+    #: uuid -> drs:automation level of every server that opted out.
+    opt_out: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -79,6 +86,8 @@ class Raw:
     cpu_history: dict       # host or uuid -> cpu fractions, oldest first
     suspendable: dict       # host -> bool
     now: datetime.datetime
+    #: nova migration records changed within migration_cooldown (any status)
+    recent_migrations: list = dataclasses.field(default_factory=list)
 
 
 class Inventory:
@@ -188,12 +197,13 @@ class Observer:
 
     def __init__(self, nova, database, power_drivers, history_length, stats_max_age,
                  host_cooldown, full_refresh_cycles=1, stats_window=None,
-                 clock=timeutils.utcnow):
+                 clock=timeutils.utcnow, migration_cooldown=0):
         self.nova = nova
         self.db = database
         self.power_drivers = power_drivers
         self.stats_window = datetime.timedelta(seconds=stats_window or stats_max_age)
         self.host_cooldown = datetime.timedelta(seconds=host_cooldown)
+        self.migration_cooldown = datetime.timedelta(seconds=migration_cooldown)
         self.inventory = Inventory(nova, full_refresh_cycles)
         self.history = History(history_length)
         self._now = clock
@@ -217,7 +227,16 @@ class Observer:
             records=records, requests=lb_migrations.open_requests(self.db),
             host_samples=self.history.hosts, instance_samples=self.history.instances,
             cpu_history=self.history.cpu,
-            suspendable=self._suspendable_hosts(records, now), now=now)
+            suspendable=self._suspendable_hosts(records, now), now=now,
+            recent_migrations=self._recent_migrations(now))
+
+    def _recent_migrations(self, now):
+        """nova's migration records changed within the cooldown: one paged listing,
+        whatever the number of hosts or servers."""
+        if not self.migration_cooldown:
+            return []
+        since = now - self.migration_cooldown
+        return self.nova.migrations(**{'changes-since': since.isoformat()})
 
     def reread_after_act(self, raw):
         """The same Raw with what the lifecycle steps changed: DRS records, services,
@@ -371,6 +390,8 @@ def build_view(raw, rules, stats_max_age):
             cpu_history=raw.cpu_history.get(name, ())))
 
     known_hosts = {h.name for h in hosts}
+    moved_at = last_moved(raw.recent_migrations)
+    levels = {}
     instances = []
     for uuid, server in raw.servers.items():
         host = server.get('OS-EXT-SRV-ATTR:host')
@@ -378,13 +399,17 @@ def build_view(raw, rules, stats_max_age):
             continue  # shelved-offloaded, building, or on an unknown host
         flavor = server.get('flavor') or {}
         group, policy = group_of.get(uuid, (None, None))
+        level = opt_out.server_level(server)
+        if level is not None:
+            levels[uuid] = level
         instances.append(model.Instance(
             uuid=uuid, host=host,
             vcpus=int(flavor.get('vcpus', 0)), ram_mb=int(flavor.get('ram', 0)),
             mips=float(flavor.get('vcpus', 0)),
             cpu_history=raw.cpu_history.get(uuid, ()),
             state=STATE_BY_STATUS.get(server['status'], server['status'].lower()),
-            server_group=group, group_policy=policy))
+            server_group=group, group_policy=policy,
+            last_migrated_at=moved_at.get(uuid), movable=level is None))
 
     snapshot = model.Snapshot(
         hosts=tuple(hosts), instances=tuple(instances),
@@ -392,7 +417,23 @@ def build_view(raw, rules, stats_max_age):
     return View(snapshot=snapshot, services=services, servers=raw.servers,
                 clusters=clusters, stale_hosts=tuple(stale), aggregates=raw.aggregates,
                 hypervisors=hypervisors, inventories=raw.inventories,
-                in_flight=under_way(raw))
+                in_flight=under_way(raw), opt_out=levels)
+
+
+def last_moved(migrations):
+    """{uuid: POSIX time of its newest live or cold migration that ran or runs}."""
+    newest = {}
+    for migration in migrations:
+        if (migration.get('migration_type') not in MOVES_NOVA
+                or migration.get('status') in NOT_MOVED_NOVA):
+            continue
+        stamp = migration.get('updated_at') or migration.get('created_at')
+        if not stamp:
+            continue
+        when = timeutils.normalize_time(timeutils.parse_isotime(stamp)).timestamp()
+        uuid = migration['instance_uuid']
+        newest[uuid] = max(when, newest.get(uuid, when))
+    return newest
 
 
 def cluster_of_hosts(raw):

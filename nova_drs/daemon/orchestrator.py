@@ -9,7 +9,11 @@
   evacuations, approved manual plans and the automatic plan, and also caps
   the suspends and wakes one cluster starts in a cycle.
 * Every request is recorded before nova is asked; an instance moved (or that
-  failed to move) recently is left alone for ``instance_cooldown``.
+  failed to move) recently is left alone for ``migration_cooldown``: the
+  planner already sees nova's migration records, this guards the moves nova
+  does not list yet.
+* A server opted out (``drs:automation``) is refused here too: ``disabled``
+  always, ``manual`` unless the action comes from an approved manual plan.
 * Suspends and wakes only move a host's DRS state (compare-and-swap); the
   host lifecycle does the work over the next cycles.
 """
@@ -20,6 +24,7 @@ import logging
 
 from oslo_utils import timeutils
 from nova_drs import cluster_policy
+from nova_drs import opt_out
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
@@ -102,13 +107,13 @@ def budget_for(view, limits, clusters=None):
 
 class Orchestrator:
 
-    def __init__(self, nova, database, limits, instance_cooldown, still_leader,
+    def __init__(self, nova, database, limits, migration_cooldown, still_leader,
                  clock=timeutils.utcnow):
         self.nova = nova
         self.db = database
         # per_host, per_destination, per_cluster, suspends_per_cycle, wakes_per_cycle
         self.limits = limits
-        self.cooldown = datetime.timedelta(seconds=instance_cooldown)
+        self.cooldown = datetime.timedelta(seconds=migration_cooldown)
         self.still_leader = still_leader
         self._now = clock
 
@@ -174,6 +179,9 @@ class Orchestrator:
             return 'instance no longer on %s' % action['source']
         if server.get('OS-EXT-STS:task_state'):
             return 'instance busy (%s)' % server['OS-EXT-STS:task_state']
+        level = opt_out.server_level(server)
+        if not opt_out.may_move(level, action.get('automation')):
+            return 'instance opted out (%s=%s)' % (opt_out.KEY, level)
         if destination is None or destination.power_state != model.ACTIVE:
             return 'destination not active'
         if source is None or source.excluded or destination.excluded:

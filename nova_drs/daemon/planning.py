@@ -6,9 +6,11 @@ plan in both.
 """
 
 import copy
+import dataclasses
 import logging
 
 from nova_drs import cluster_policy
+from nova_drs import opt_out
 from nova_drs.daemon import orchestrator as orchestrator_mod
 from nova_drs.loadbalancer import drs
 from nova_drs.loadbalancer import even
@@ -16,6 +18,16 @@ from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import planner
 
 LOG = logging.getLogger(__name__)
+
+
+def _opted_in(view, hosts, automation):
+    """The instances on ``hosts``; ``manual`` servers (pinned by build_view) may
+    move in a manual cluster, where an admin approves the plan."""
+    if automation != opt_out.MANUAL:
+        return tuple(i for i in view.snapshot.instances if i.host in hosts)
+    return tuple(dataclasses.replace(i, movable=True)
+                 if view.opt_out.get(i.uuid) == opt_out.MANUAL else i
+                 for i in view.snapshot.instances if i.host in hosts)
 
 
 class ClusterPlanner:
@@ -52,9 +64,10 @@ class ClusterPlanner:
             if cluster_policy.POLICY_KEY not in meta:
                 meta = {}  # not a DRS cluster: hosts nobody opted in, global defaults
             names = {h.name for h in hosts}
+            automation = self.resolver.automation(cluster, meta, group.automation)
             snapshot = model.Snapshot(
                 hosts=tuple(hosts),
-                instances=tuple(i for i in view.snapshot.instances if i.host in names),
+                instances=_opted_in(view, names, automation),
                 migrations=tuple(m for m in view.snapshot.migrations
                                  if m.source in names and m.destination in names),
                 now=view.snapshot.now)
@@ -74,7 +87,6 @@ class ClusterPlanner:
                 continue
             if record is not None:
                 record.add_findings(plan.findings)
-            automation = self.resolver.automation(cluster, meta, group.automation)
             for action in plan.actions:
                 actions.append(dict(orchestrator_mod.action_to_dict(action),
                                     cluster=cluster, automation=automation))

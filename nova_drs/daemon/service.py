@@ -55,7 +55,7 @@ class LoadBalancer:
                     'per_cluster': group.max_migrations_per_cluster,
                     'suspends_per_cycle': group.max_suspends_per_cycle,
                     'wakes_per_cycle': group.max_wakes_per_cycle},
-            instance_cooldown=group.instance_cooldown, still_leader=self._still_leader)
+            migration_cooldown=group.migration_cooldown, still_leader=self._still_leader)
         self.resolver = cluster_policy.Resolver()
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
@@ -67,7 +67,8 @@ class LoadBalancer:
             self.nova, self.db, self.power_drivers, group.history_length,
             group.stats_max_age, group.host_cooldown,
             full_refresh_cycles=group.full_refresh_cycles,
-            stats_window=group.stats_max_age + group.history_length * group.period)
+            stats_window=group.stats_max_age + group.history_length * group.period,
+            migration_cooldown=group.migration_cooldown)
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()

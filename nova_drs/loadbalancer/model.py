@@ -65,7 +65,9 @@ class Host:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Instance:
     """A server.  ``cpu_history`` holds CPU demand as a fraction of ``mips``,
-    oldest first, the last value being the current demand."""
+    oldest first, the last value being the current demand.  ``movable``
+    False (the server opted out of DRS) keeps it where it is: never
+    migrated, and its host is never suspended."""
 
     uuid: str
     host: str
@@ -79,6 +81,7 @@ class Instance:
     last_migrated_at: float = None
     #: The host it left at ``last_migrated_at``: not its destination while cooling.
     left_host: str = None
+    movable: bool = True
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -87,8 +87,8 @@ class WorkingState:
         self.vm_host = [host_index[v.host] for v in insts]
         self.origin = list(self.vm_host)
         active = [st == model.ACTIVE for st in self.power_state]
-        self.movable = [v.state == 'active' and v.group_policy != model.AFFINITY and active[i]
-                        for v, i in zip(insts, self.vm_host, strict=True)]
+        self.movable = [v.movable and v.state == 'active' and v.group_policy != model.AFFINITY
+                        and active[i] for v, i in zip(insts, self.vm_host, strict=True)]
         self.anti_affinity = {}  # group -> {host: count}
         used_vcpus, used_ram, demand, vms = self.used_vcpus, self.used_ram, self.demand, self.vms
         for j, i in enumerate(self.vm_host):
@@ -118,7 +118,8 @@ class WorkingState:
         self.vm_left.append(self.host_index.get(inst.left_host))
         self.vm_host.append(host)
         self.origin.append(host)
-        self.movable.append(inst.state == 'active' and inst.group_policy != model.AFFINITY
+        self.movable.append(inst.movable and inst.state == 'active'
+                            and inst.group_policy != model.AFFINITY
                             and (host is None or self.power_state[host] == model.ACTIVE))
 
     def add_unplaced(self, inst):

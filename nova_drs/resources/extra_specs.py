@@ -1,4 +1,4 @@
-"""Validator of the ``drs:cu`` flavor extra spec for nova-api.
+"""Validators of the ``drs:cu`` and ``drs:automation`` flavor extra specs for nova-api.
 
 Registered under nova's ``nova.api.extra_spec_validators`` entry point
 namespace, so ``openstack flavor set --property drs:cu=lots`` is refused
@@ -7,6 +7,7 @@ with a 400 naming the extra spec instead of breaking scheduling later.
 
 from nova.api.validation.extra_specs import base
 
+from nova_drs import opt_out
 from nova_drs.resources import units
 
 EXTRA_SPEC_VALIDATORS = [
@@ -19,6 +20,17 @@ EXTRA_SPEC_VALIDATORS = [
             'by nova-drs ResourceConsumersFilter with the compute_units consumer.'
         ),
         value={'type': int, 'min': 0},
+    ),
+    base.ExtraSpecValidator(
+        name=opt_out.KEY,
+        description=(
+            'Per-server opt-out of nova-drs (as vSphere\'s per-VM automation '
+            'level): "disabled" keeps servers of this flavor where they are '
+            '(never migrated by nova-loadbalancer, their host never suspended '
+            'nor emptied); "manual" lets them move only in plans an admin '
+            'approves. Server metadata drs:automation overrides it.'
+        ),
+        value={'type': str, 'enum': list(opt_out.LEVELS)},
     ),
 ]
 

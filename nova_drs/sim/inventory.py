@@ -43,6 +43,7 @@ def body(view, actions, now, history_since, history_newest, history_length):
                         'metadata': dict(a.get('metadata') or {})}
                        for a in view.aggregates],
         'actions': [{k: v for k, v in a.items() if k != 'automation'} for a in actions],
+        'opt_out': dict(getattr(view, 'opt_out', None) or {}),
     }
 
 
@@ -63,6 +64,8 @@ class CycleView:
     snapshot: model.Snapshot
     aggregates: list
     clusters: dict
+    #: server uuid -> drs:automation level (disabled, manual) of opted-out servers
+    opt_out: dict = dataclasses.field(default_factory=dict)
 
 
 def rebuild(cycle, host_samples, instance_samples):
@@ -82,7 +85,8 @@ def rebuild(cycle, host_samples, instance_samples):
                               now=cycle['now'])
     aggregates = cycle['aggregates']
     return CycleView(snapshot=snapshot, aggregates=aggregates,
-                     clusters={a['name']: a['metadata'] for a in aggregates})
+                     clusters={a['name']: a['metadata'] for a in aggregates},
+                     opt_out=dict(cycle.get('opt_out') or {}))
 
 
 def _tuple(value):

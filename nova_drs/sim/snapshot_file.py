@@ -65,6 +65,7 @@ def anonymise(dataset):
             'hosts': [dict(h, name=hosts(h['name']), cluster=clusters(h['cluster']))
                       for h in cycle['hosts']],
             'instances': [dict(i, uuid=servers(i['uuid']), host=hosts(i['host']),
+                               left_host=hosts(i.get('left_host')),
                                server_group=groups(i['server_group']),
                                state=i['state'] if i['state'] in INSTANCE_STATES
                                else 'other') for i in cycle['instances']],
@@ -76,6 +77,8 @@ def anonymise(dataset):
                             'metadata': _metadata(a['metadata'])}
                            for a in cycle['aggregates']],
             'actions': [_action(a, hosts, servers, clusters) for a in cycle['actions']],
+            'opt_out': {servers(uuid): level
+                        for uuid, level in cycle.get('opt_out', {}).items()},
         })
     return {'format': stats_replay.FORMAT, 'cycles': out,
             'host_samples': _samples(dataset['host_samples'], hosts.names, t0),

@@ -13,6 +13,7 @@ import time
 from oslo_utils import timeutils
 
 from nova_drs.daemon import lifecycle
+from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 from tests.functional import daemon_support
@@ -188,7 +189,7 @@ class TestInstanceCooldown(SafetyDaemonBase):
 
     CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '3'}
     EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
-                   ('loadbalancer', 'instance_cooldown'): '3600'}
+                   ('loadbalancer', 'migration_cooldown'): '3600'}
 
     def overload_host2(self):
         flavor = self.admin_api.post_flavor(
@@ -225,3 +226,45 @@ class TestInstanceCooldown(SafetyDaemonBase):
         summary = self.cycle()
         self.assertGreaterEqual(summary['started'], 1, summary)
         self.assertNotEqual(['host2', 'host2'], [self.server_host(s['id']) for s in servers])
+
+
+class TestMigrationLimits(SafetyDaemonBase):
+    """max_migrations_per_host / per_destination / per_cluster bound what one cycle
+    starts; the rest waits. Real migrations through nova, hand-written plans."""
+
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
+                   ('loadbalancer', 'max_migrations_per_host'): '1',
+                   ('loadbalancer', 'max_migrations_per_destination'): '1',
+                   ('loadbalancer', 'max_migrations_per_cluster'): '2'}
+
+    def execute(self, moves):
+        """Boot one server per (source, destination), run the plan, return its result."""
+        servers = [self._create_server(name='m%d' % k, host=source, networks='none')
+                   for k, (source, _dest) in enumerate(moves)]
+        daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS},
+                                   {s['id']: (self.server_host(s['id']), 10.0)
+                                    for s in servers})
+        view = observe.build_view(self.balancer.observer.fetch(), observe.Rules([]), 600)
+        actions = [{'type': 'migrate', 'instance': server['id'], 'source': source,
+                    'destination': dest, 'reason': 'overload', 'automation': 'automatic'}
+                   for server, (source, dest) in zip(servers, moves, strict=True)]
+        return self.balancer.orchestrator.execute(actions, view)
+
+    def assertStarted(self, result, count):
+        self.assertEqual(count, result['started'], result)
+        self.assertEqual(len(result['waiting']), len(result['skipped']), result)
+
+    def test_per_source_host(self):
+        result = self.execute([('host1', 'host2'), ('host1', 'host3')])
+        self.assertStarted(result, 1)
+        self.assertEqual('source at its migration limit', result['skipped'][0][1])
+
+    def test_per_destination_host(self):
+        result = self.execute([('host1', 'host3'), ('host2', 'host3')])
+        self.assertStarted(result, 1)
+        self.assertEqual('destination at its migration limit', result['skipped'][0][1])
+
+    def test_per_cluster(self):
+        result = self.execute([('host1', 'host2'), ('host2', 'host3'), ('host3', 'host1')])
+        self.assertStarted(result, 2)
+        self.assertEqual('cluster at its migration limit', result['skipped'][0][1])

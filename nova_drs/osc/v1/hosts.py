@@ -20,7 +20,13 @@ LONG_COLUMNS = COLUMNS + (
 def show(data):
     """(columns, values) of a dict, as cliff's ShowOne expects."""
     keys = sorted(data)
-    return tuple(keys), tuple(data[key] for key in keys)
+    return tuple(keys), tuple(pinned_text(data[key]) if key == 'pinned_servers'
+                              else data[key] for key in keys)
+
+
+def pinned_text(servers):
+    """``uuid (level)`` lines of the servers opted out of DRS (drs:automation)."""
+    return '\n'.join('%(id)s (%(level)s)' % server for server in servers or ())
 
 
 class ListHost(command.Lister):

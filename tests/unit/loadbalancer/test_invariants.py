@@ -45,7 +45,8 @@ def snapshots(draw):
             server_group=group,
             group_policy=None if group is None else (
                 model.ANTI_AFFINITY if group == 'g1' else model.AFFINITY),
-            last_migrated_at=draw(st.sampled_from((None, None, 0.0, 5000.0)))))
+            last_migrated_at=draw(st.sampled_from((None, None, 0.0, 5000.0))),
+            movable=draw(st.sampled_from((True, True, True, False)))))
     migrations = []
     for inst in instances[:draw(st.integers(0, 2))]:
         migrations.append(model.InFlightMigration(
@@ -80,6 +81,7 @@ def check_invariants(snap, plan, limits):
             inst = by_uuid[action.instance]
             assert inst.uuid not in in_flight
             assert inst.state == 'active' and inst.group_policy != model.AFFINITY
+            assert inst.movable, 'an opted-out server never moves'
             assert where[inst.uuid] == action.source
             assert state[action.source] == model.ACTIVE
             assert state[action.destination] == model.ACTIVE
@@ -96,6 +98,8 @@ def check_invariants(snap, plan, limits):
             name = action.host
             assert state[name] == model.ACTIVE and not hosts[name].excluded
             assert not usage(name)[3], 'every instance of a suspended host has moved'
+            assert all(i.movable for i in snap.instances if i.host == name), \
+                'a host holding an opted-out server is never suspended'
             assert all(name not in (m.source, m.destination) for m in snap.migrations)
             state[name] = model.SUSPENDED
     for cluster in {h.cluster for h in snap.hosts}:

@@ -1,0 +1,258 @@
+"""Per-server opt-out (``drs:automation``) and the one migration cooldown, on real nova."""
+
+import json
+
+import fixtures
+from nova.tests.functional.api import client as api_client
+
+from nova_drs import conf as drs_conf
+from nova_drs.daemon import observe
+from nova_drs.daemon import service
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.loadbalancer import catalog
+from tests.functional import daemon_support
+from tests.functional import test_cli_nova
+from tests.functional import test_cli_openstack
+from tests.functional import test_daemon_cycle
+
+KEY = 'drs:automation'
+
+
+class OptOutBase(test_daemon_cycle.DaemonTestBase):
+    """host1 and host2 each hold one nearly idle server, host3 a busy one: without
+    an opt-out both quiet hosts are emptied and suspended (floor of one host)."""
+
+    CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '1'}
+
+    def quiet_pair(self, flavor_id=None, metadata=None):
+        pinned = self._create_server(name='pinned', host='host1', networks='none',
+                                     flavor_id=flavor_id)
+        if metadata:
+            self.admin_api.post_server_metadata(pinned['id'], metadata)
+        free = self._create_server(name='free', host='host2', networks='none')
+        busy = self._create_server(name='busy', host='host3', networks='none')
+        daemon_support.record_load(
+            self.drs_db, {'host1': 1.0, 'host2': 1.0, 'host3': 10.0},
+            {pinned['id']: ('host1', 5.0), free['id']: ('host2', 5.0),
+             busy['id']: ('host3', 40.0)})
+        return pinned, free
+
+    def run_until_host2_suspended(self):
+        self.planned = []
+        for _ in range(8):
+            summary = self.cycle()
+            self.planned.extend(summary.get('actions', ()))
+            if self.state('host2') == 'suspended':
+                return summary
+        self.fail('host2 was never suspended: %s' % drs_hosts.states(self.drs_db))
+
+    def assertKeptWhereItIs(self, pinned):
+        """Never planned (the lifecycle's own refusal is a second line only)."""
+        self.assertEqual([], [a for a in self.planned if a.get('host') == 'host1'
+                              or a.get('instance') == pinned['id']])
+        self.assertEqual('active', self.state('host1'))
+        self.assertEqual('host1', self.server_host(pinned['id']))
+        self.assertNotIn(('suspend', 'host1'), self.power.calls)
+        self.assertEqual('enabled', self.admin_api.get_services(
+            binary='nova-compute', host='host1')[0]['status'])
+
+    def call(self, method, path, body=None):
+        response = self.admin_api.api_request(
+            path, method=method, body=json.dumps(body) if body is not None else None,
+            check_response_status=None)
+        return response.status_code, response.json() if response.content else None
+
+
+class TestServerMetadataOptOut(OptOutBase):
+
+    def test_disabled_server_keeps_its_host_on_while_an_equal_host_is_suspended(self):
+        pinned, _free = self.quiet_pair(metadata={KEY: 'disabled'})
+        self.run_until_host2_suspended()
+        self.cycle()
+        self.assertKeptWhereItIs(pinned)
+
+    def test_invalid_metadata_reads_as_disabled_with_one_warning(self):
+        pinned, _free = self.quiet_pair(metadata={KEY: 'sometimes'})
+        self.run_until_host2_suspended()
+        self.cycle()
+        self.assertKeptWhereItIs(pinned)
+        self.assertEqual(1, self.stdlog.logger.output.count(
+            "server %s: invalid metadata drs:automation='sometimes'" % pinned['id']))
+
+    def test_manual_server_stays_in_an_automatic_cluster(self):
+        pinned, _free = self.quiet_pair(metadata={KEY: 'manual'})
+        self.run_until_host2_suspended()
+        self.cycle()
+        self.assertKeptWhereItIs(pinned)
+
+    def test_suspend_under_way_is_abandoned_maintenance_waits(self):
+        """Opted out after the admin's request was accepted: the lifecycle refuses too."""
+        pinned, free = self.quiet_pair(metadata={KEY: 'disabled'})
+        self.admin_api.post_server_metadata(free['id'], {KEY: 'disabled'})
+        mover = self._create_server(name='mover', host='host2', networks='none')
+        for host in self.COMPUTE_HOSTS:
+            drs_hosts.ensure(self.drs_db, host)
+        self.planned = []
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
+        drs_hosts.transition(self.drs_db, 'host2', 'active', 'entering_maintenance', 'test')
+        self.cycle()
+        record = drs_hosts.get(self.drs_db, 'host1')
+        self.assertEqual('active', record['suspend_state'])
+        self.assertIn('suspend abandoned: servers opted out of DRS (drs:automation=disabled)'
+                      ': %s' % pinned['id'], record['state_reason'])
+        self.assertKeptWhereItIs(pinned)
+        # Maintenance: the opted-out server stays, the others leave, the reason says why.
+        record = drs_hosts.get(self.drs_db, 'host2')
+        self.assertEqual('entering_maintenance', record['suspend_state'])
+        self.assertIn('cannot enter maintenance yet: servers opted out', record['state_reason'])
+        self.assertEqual('host2', self.server_host(free['id']))
+        self.assertNotEqual('host2', self.server_host(mover['id']))
+
+    def test_host_show_lists_it_and_admin_suspend_or_maintenance_is_409(self):
+        pinned, free = self.quiet_pair(metadata={KEY: 'disabled'})
+        self.admin_api.post_server_metadata(free['id'], {KEY: 'manual'})
+        status, body = self.call('GET', '/loadbalancer/host1')
+        self.assertEqual(200, status, body)
+        self.assertEqual([{'id': pinned['id'], 'level': 'disabled'}],
+                         body['host']['pinned_servers'])
+        self.assertEqual([{'id': free['id'], 'level': 'manual'}], self.call(
+            'GET', '/loadbalancer/host2')[1]['host']['pinned_servers'])
+        self.assertEqual([], self.call(
+            'GET', '/loadbalancer/host3')[1]['host']['pinned_servers'])
+        for action, words in (('suspend_host', 'cannot be suspended'),
+                              ('enter_maintenance', 'cannot enter maintenance')):
+            status, body = self.call('POST', '/loadbalancer/action',
+                                     {action: {'host': 'host1'}})
+            self.assertEqual(409, status, body)
+            message = body['conflictingRequest']['message']
+            self.assertIn(words, message)
+            self.assertIn(pinned['id'], message)
+        self.assertEqual('active', self.state('host1'))
+        # A manual server does not block an admin's suspend: the admin approves.
+        status, body = self.call('POST', '/loadbalancer/action',
+                                 {'suspend_host': {'host': 'host2'}})
+        self.assertEqual(202, status, body)
+
+
+class TestFlavorExtraSpecOptOut(OptOutBase):
+
+    def test_disabled_flavor_keeps_its_host_on(self):
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'pinned', 'vcpus': 1, 'ram': 512, 'disk': 1}})
+        self.admin_api.post_extra_spec(flavor['id'], {'extra_specs': {KEY: 'disabled'}})
+        pinned, _free = self.quiet_pair(flavor_id=flavor['id'])
+        self.run_until_host2_suspended()
+        self.cycle()
+        self.assertKeptWhereItIs(pinned)
+
+    def test_invalid_extra_spec_is_refused_by_nova(self):
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'odd', 'vcpus': 1, 'ram': 512, 'disk': 1}})
+        error = self.assertRaises(
+            api_client.OpenStackApiException, self.admin_api.post_extra_spec,
+            flavor['id'], {'extra_specs': {KEY: 'sometimes'}})
+        self.assertEqual(400, error.response.status_code)
+        self.assertIn('not one of: disabled, manual', error.response.text)
+
+    def test_server_metadata_wins_over_the_flavor(self):
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'pinned', 'vcpus': 1, 'ram': 512, 'disk': 1}})
+        self.admin_api.post_extra_spec(flavor['id'], {'extra_specs': {KEY: 'disabled'}})
+        pinned, _free = self.quiet_pair(flavor_id=flavor['id'], metadata={KEY: 'manual'})
+        self.assertEqual([{'id': pinned['id'], 'level': 'manual'}], self.call(
+            'GET', '/loadbalancer/host1')[1]['host']['pinned_servers'])
+
+
+class TestManualServerInManualCluster(OptOutBase):
+    CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '1',
+                        'drs_automation': 'manual'}
+
+    def test_manual_server_appears_in_the_pending_plan_disabled_does_not(self):
+        manual, free = self.quiet_pair(metadata={KEY: 'manual'})
+        self.admin_api.post_server_metadata(free['id'], {KEY: 'disabled'})
+        self.cycle()
+        plan = self.admin_api.api_get('/loadbalancer/plan').body['plan']
+        self.assertEqual('pending', plan['status'])
+        moved = {a.get('instance') for a in plan['actions'] if a['type'] == 'migrate'}
+        suspended = {a.get('host') for a in plan['actions'] if a['type'] == 'suspend'}
+        self.assertIn(manual['id'], moved)
+        self.assertIn('host1', suspended)
+        self.assertNotIn(free['id'], moved)
+        self.assertNotIn('host2', suspended)
+
+
+class TestOneCooldown(test_daemon_cycle.DaemonTestBase):
+    """A server an admin live-migrated through nova (not DRS) is not planned for a
+    move within [loadbalancer] migration_cooldown; outside it, it is."""
+
+    def migrated_by_admin_to_host1(self):
+        server = self._create_server(name='a1', host='host2', networks='none')
+        self._live_migrate(server, api=self.admin_api, host='host1')
+        self.assertEqual('host1', self.server_host(server['id']))
+        others = [self._create_server(name='b%d' % i, host=h, networks='none')
+                  for i, h in enumerate(('host2', 'host3'))]
+        load = {s['id']: (self.server_host(s['id']), 5.0 if s is server else 40.0)
+                for s in [server] + others}
+        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
+                                   load)
+        return server
+
+    def planned_moves(self):
+        balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
+                                        catalog.by_name(self.POLICY), self.power)
+        summary = balancer.run_cycle(dry_run=True)
+        return {a['instance'] for a in summary['actions'] if a['type'] == 'migrate'}
+
+    def test_within_the_cooldown_it_stays_outside_it_moves(self):
+        server = self.migrated_by_admin_to_host1()
+        self.flags(migration_cooldown=3600, group='loadbalancer')
+        self.assertNotIn(server['id'], self.planned_moves())
+        self.flags(migration_cooldown=0, group='loadbalancer')
+        self.assertIn(server['id'], self.planned_moves())
+
+
+class TestPinnedServersInCLIs(test_cli_nova.CliTestCase):
+    """``nova lb-host-show`` and ``openstack drs host show`` print pinned_servers."""
+
+    nova = test_cli_nova.TestNovaShell.nova
+    openstack = test_cli_openstack.TestOpenStackShell.openstack
+    osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
+
+    def test_both_shells_print_the_opted_out_servers(self):
+        server = self._create_server(name='pinned', host='host1', networks='none')
+        self.admin_api.post_server_metadata(server['id'], {KEY: 'disabled'})
+        code, out, err = self.nova('lb-host-show', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| pinned_servers +\| %s \(disabled\)' % server['id'])
+        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):   # as TestOpenStackShell
+            self.useFixture(fixtures.EnvironmentVariable(name))
+        code, out, err = self.openstack('drs', 'host', 'show', 'host1', '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertEqual('%s (disabled)' % server['id'], json.loads(out)['pinned_servers'])
+
+
+class TestOrchestratorGuard(test_daemon_cycle.DaemonTestBase):
+    """Moves planned before a server opted out (e.g. an approved plan) are refused."""
+
+    def test_disabled_never_moves_manual_only_from_an_approved_plan(self):
+        servers = {level: self._create_server(name=level, host='host1', networks='none')
+                   for level in ('disabled', 'manual')}
+        for level, server in servers.items():
+            self.admin_api.post_server_metadata(server['id'], {KEY: level})
+        daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS},
+                                   {s['id']: ('host1', 10.0) for s in servers.values()})
+        view = observe.build_view(self.balancer.observer.fetch(), observe.Rules([]), 600)
+
+        def move(level, automation, destination):
+            return {'type': 'migrate', 'instance': servers[level]['id'], 'source': 'host1',
+                    'destination': destination, 'reason': 'overload',
+                    'automation': automation}
+
+        result = self.balancer.orchestrator.execute(
+            [move('disabled', 'manual', 'host2'), move('manual', 'automatic', 'host3')], view)
+        self.assertEqual(0, result['started'], result)
+        self.assertEqual(['instance opted out (drs:automation=disabled)',
+                          'instance opted out (drs:automation=manual)'],
+                         [why for _action, why in result['skipped']])
+        result = self.balancer.orchestrator.execute([move('manual', 'manual', 'host3')], view)
+        self.assertEqual(1, result['started'], result)

@@ -1,0 +1,100 @@
+"""build_view: per-server opt-out levels and last_migrated_at from nova's records."""
+
+import datetime
+import logging
+
+import pytest
+
+from nova_drs import opt_out
+from nova_drs.daemon import observe
+from tests.unit.daemon import test_build_view as base
+
+NOW = base.NOW
+
+
+def _stamp(seconds_ago):
+    return (NOW - datetime.timedelta(seconds=seconds_ago)).isoformat()
+
+
+def _view(**changes):
+    return observe.build_view(base._raw(**changes), observe.Rules([]), stats_max_age=600)
+
+
+def _migration(uuid, kind='live-migration', status='completed', seconds_ago=60):
+    return {'instance_uuid': uuid, 'migration_type': kind, 'status': status,
+            'created_at': _stamp(seconds_ago + 30), 'updated_at': _stamp(seconds_ago)}
+
+
+def test_last_migrated_at_comes_from_nova_migration_records():
+    view = _view(recent_migrations=[
+        _migration('s1', seconds_ago=600), _migration('s1', seconds_ago=60),
+        _migration('s2', kind='migration', status='running', seconds_ago=30)])
+    instances = {i.uuid: i for i in view.snapshot.instances}
+    assert instances['s1'].last_migrated_at == NOW.timestamp() - 60
+    assert instances['s2'].last_migrated_at == NOW.timestamp() - 30
+
+
+@pytest.mark.parametrize('kind,status', [('live-migration', 'failed'),
+                                         ('migration', 'error'),
+                                         ('live-migration', 'cancelled'),
+                                         ('resize', 'completed'),
+                                         ('evacuation', 'completed')])
+def test_failed_migrations_resizes_and_evacuations_do_not_count(kind, status):
+    view = _view(recent_migrations=[_migration('s1', kind, status)])
+    assert {i.uuid: i for i in view.snapshot.instances}['s1'].last_migrated_at is None
+
+
+def _with_opt_out(metadata=None, extra_specs=None):
+    raw = base._raw()
+    raw.servers['s1']['metadata'] = metadata or {}
+    raw.servers['s1']['flavor']['extra_specs'] = extra_specs or {}
+    return observe.build_view(raw, observe.Rules([]), stats_max_age=600)
+
+
+@pytest.mark.parametrize('metadata,extra_specs,level', [
+    ({}, {}, None),
+    ({opt_out.KEY: 'disabled'}, {}, 'disabled'),
+    ({}, {opt_out.KEY: 'manual'}, 'manual'),
+    ({opt_out.KEY: 'manual'}, {opt_out.KEY: 'disabled'}, 'manual'),   # metadata wins
+    ({opt_out.KEY: 'Disabled '}, {}, 'disabled'),
+    ({}, {opt_out.KEY: 'older-than-the-validator'}, 'disabled'),
+])
+def test_opt_out_level_pins_the_instance(metadata, extra_specs, level):
+    view = _with_opt_out(metadata, extra_specs)
+    s1 = {i.uuid: i for i in view.snapshot.instances}['s1']
+    assert view.opt_out.get('s1') == level
+    assert s1.movable is (level is None)
+
+
+def test_invalid_metadata_is_disabled_with_one_warning(caplog):
+    caplog.set_level(logging.WARNING, logger='nova_drs.opt_out')
+    for _ in range(3):
+        view = _with_opt_out({opt_out.KEY: 'sometimes'})
+        assert view.opt_out['s1'] == opt_out.DISABLED
+    assert sum('sometimes' in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.parametrize('level,automation,movable', [
+    (None, 'automatic', True), (None, 'manual', True),
+    ('manual', 'manual', True), ('manual', 'automatic', False),
+    ('disabled', 'manual', False), ('disabled', 'automatic', False)])
+def test_may_move(level, automation, movable):
+    assert opt_out.may_move(level, automation) is movable
+
+
+def test_old_option_name_is_still_read(tmp_path):
+    import copy
+
+    from oslo_config import cfg
+
+    from nova_drs.conf import decision
+    from nova_drs.conf import loadbalancer
+    path = tmp_path / 'drs.conf'
+    path.write_text('[loadbalancer]\ninstance_cooldown = 42\n')
+    conf = cfg.ConfigOpts()
+    # Copies: other tests may have changed the shared Opt objects' defaults.
+    conf.register_opts(copy.deepcopy(decision.decision_opts), group='loadbalancer')
+    conf.register_opts(copy.deepcopy(loadbalancer.daemon_opts), group='loadbalancer')
+    conf(args=[], default_config_files=[str(path)])
+    assert conf.loadbalancer.migration_cooldown == 42
+    assert 'instance_cooldown' not in conf.loadbalancer
