@@ -409,7 +409,8 @@ def build_view(raw, rules, stats_max_age):
             cpu_history=raw.cpu_history.get(uuid, ()),
             state=STATE_BY_STATUS.get(server['status'], server['status'].lower()),
             server_group=group, group_policy=policy,
-            last_migrated_at=moved_at.get(uuid), movable=level is None))
+            last_migrated_at=moved_at.get(uuid, (None, None))[0],
+            left_host=moved_at.get(uuid, (None, None))[1], movable=level is None))
 
     snapshot = model.Snapshot(
         hosts=tuple(hosts), instances=tuple(instances),
@@ -421,7 +422,8 @@ def build_view(raw, rules, stats_max_age):
 
 
 def last_moved(migrations):
-    """{uuid: POSIX time of its newest live or cold migration that ran or runs}."""
+    """{uuid: (POSIX time, source host)} of its newest live or cold migration
+    that ran or runs: the cooldown, and the host it must not go back to."""
     newest = {}
     for migration in migrations:
         if (migration.get('migration_type') not in MOVES_NOVA
@@ -432,7 +434,8 @@ def last_moved(migrations):
             continue
         when = timeutils.normalize_time(timeutils.parse_isotime(stamp)).timestamp()
         uuid = migration['instance_uuid']
-        newest[uuid] = max(when, newest.get(uuid, when))
+        if uuid not in newest or when > newest[uuid][0]:
+            newest[uuid] = (when, migration.get('source_compute'))
     return newest
 
 

@@ -20,18 +20,22 @@ def _view(**changes):
     return observe.build_view(base._raw(**changes), observe.Rules([]), stats_max_age=600)
 
 
-def _migration(uuid, kind='live-migration', status='completed', seconds_ago=60):
+def _migration(uuid, kind='live-migration', status='completed', seconds_ago=60,
+               source='h9'):
     return {'instance_uuid': uuid, 'migration_type': kind, 'status': status,
+            'source_compute': source,
             'created_at': _stamp(seconds_ago + 30), 'updated_at': _stamp(seconds_ago)}
 
 
 def test_last_migrated_at_comes_from_nova_migration_records():
     view = _view(recent_migrations=[
-        _migration('s1', seconds_ago=600), _migration('s1', seconds_ago=60),
+        _migration('s1', seconds_ago=600, source='old'), _migration('s1', seconds_ago=60),
         _migration('s2', kind='migration', status='running', seconds_ago=30)])
     instances = {i.uuid: i for i in view.snapshot.instances}
     assert instances['s1'].last_migrated_at == NOW.timestamp() - 60
     assert instances['s2'].last_migrated_at == NOW.timestamp() - 30
+    # the host it left is not its destination while it cools down
+    assert instances['s1'].left_host == 'h9'
 
 
 @pytest.mark.parametrize('kind,status', [('live-migration', 'failed'),
