@@ -38,8 +38,9 @@ def load(database, start):
                      % start.isoformat(sep=' ', timespec='seconds'))
     oldest = min((c['history_since'] for c in cycles if c['history_since'] is not None),
                  default=cycles[0]['now'])
-    host_rows, instance_rows = store.cpu_samples_since(
-        database, _datetime(oldest))
+    since = _datetime(oldest)
+    host_rows = store.host_cpu_since(database, since)
+    instance_rows = store.instance_cpu_since(database, since)
     return {'format': FORMAT, 'cycles': cycles,
             'host_samples': _by_key(host_rows), 'instance_samples': _by_key(instance_rows)}
 
