@@ -20,7 +20,13 @@ def _nova_context(conf):
     from nova.db.api import api as api_db_api
     from nova.db.main import api as main_db_api
     from nova import objects
+    from oslo_utils import importutils
     objects.register_all()
+    # nova's DB layer reads [profiler] when osprofiler is installed (any
+    # devstack); nova's config.parse_args registers it, as here.
+    profiler_opts = importutils.try_import('osprofiler.opts')
+    if profiler_opts and 'profiler' not in conf:
+        profiler_opts.set_defaults(conf)
     if not conf.api_database.connection:
         raise RuntimeError('nova\'s [api_database] connection is not set: run with the '
                            'nova.conf of a controller (--config-file /etc/nova/nova.conf)')

@@ -355,6 +355,7 @@ class Cloud:
         cloud.daemon_error = state['daemon_error']
         cloud.bmcs = state['bmcs']
         cloud.nova_conf = os.path.join(cloud.etc, 'nova', 'nova.conf')
+        cloud.nova_db_conf = os.path.join(cloud.etc, 'nova', 'nova-db.conf')
         return cloud
 
     def _backing_services(self):
@@ -542,6 +543,8 @@ class Cloud:
             'NOVA_DRS_AUTH_PASSWORD': PASSWORD, 'NOVA_DRS_AUTH_PROJECT_NAME': 'admin',
             'NOVA_DRS_AUTH_DOMAIN_NAME': 'Default', 'NOVA_DRS_REGION_NAME': REGION,
             'ENABLED_SERVICES': 'nova-loadbalancer,nova-drs-collector',
+            # nova's databases are in nova-db.conf here (computes get none).
+            'NOVA_DRS_COLLECTOR_CONF_FILES': '%s %s' % (self.nova_conf, self.nova_db_conf),
         })
         plugin_functions(['configure_nova_drs', 'init_nova_drs'], self.drs_env)
         # What a local.conf [[post-config]] would add: a host that does not
@@ -628,17 +631,58 @@ class Cloud:
     def compute_conf(self, host):
         return os.path.join(self.etc, 'nova-' + host, 'compute.conf')
 
-    def start_compute(self, host):
+    def start_compute(self, host, vcpus=None):
         """Start (or start again) the nova-compute process called ``host``."""
+        vcpus_file = os.path.join(self.workdir, host, 'vcpus')
+        if vcpus is not None:
+            os.makedirs(os.path.dirname(vcpus_file), exist_ok=True)
+            with open(vcpus_file, 'w') as handle:
+                handle.write(str(vcpus))
         state = os.path.join(self.workdir, host)
         conf = self.compute_conf(host)
         if not os.path.exists(conf):
-            os.makedirs(os.path.join(state, 'instances'))
+            os.makedirs(os.path.join(state, 'instances'), exist_ok=True)
             _write_ini(conf, {'DEFAULT': {'host': host, 'state_path': state,
                                           'instances_path': os.path.join(state, 'instances')}})
-        return self._spawn('nova-compute-' + host, self._nova_cmd('nova-compute', conf),
-                           {'NOVA_DRS_TRACE_DIR': TRACE_DIR,
-                            'NOVA_DRS_TRACE_SECONDS': str(SECONDS_PER_SAMPLE)})
+        env = {'NOVA_DRS_TRACE_DIR': TRACE_DIR,
+               'NOVA_DRS_TRACE_SECONDS': str(SECONDS_PER_SAMPLE)}
+        if os.path.exists(vcpus_file):  # a power cycle keeps the host's size
+            with open(vcpus_file) as handle:
+                env['NOVA_DRS_TRACE_VCPUS'] = handle.read().strip()
+        return self._spawn('nova-compute-' + host, self._nova_cmd('nova-compute', conf), env)
+
+    def add_compute(self, host, vcpus, timeout=180):
+        """Start one more nova-compute (``vcpus`` vCPUs) and map it into cell1."""
+        self.start_compute(host, vcpus)
+        compute = self.client('compute', raise_exc=False)
+        manage = self._nova_cmd('nova-manage', self.nova_db_conf)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if 'nova-compute-' + host in self.failed():
+                raise CloudError('nova-compute-%s exited; see %s'
+                                 % (host, self._log('nova-compute-' + host)))
+            _run(manage + ['cell_v2', 'discover_hosts'], 'nova-manage cell_v2 discover_hosts',
+                 log_path=os.path.join(self.logs, 'manage.log'))
+            found = compute.get('/os-hypervisors/detail?hypervisor_hostname_pattern=' + host)
+            if found.ok and found.json()['hypervisors']:
+                return found.json()['hypervisors'][0]
+            time.sleep(2)
+        raise CloudError('hypervisor %s did not show up within %ds' % (host, timeout))
+
+    def manage(self, *args):
+        """``nova-drs-manage ARGS`` as an operator runs it on a controller; its output."""
+        return _run([os.path.join(BIN, 'nova-drs-manage'), '--config-file', self.nova_conf,
+                     '--config-file', self.nova_db_conf] + list(args),
+                    'nova-drs-manage ' + ' '.join(args),
+                    log_path=os.path.join(self.logs, 'manage.log'))
+
+    def start_daemon(self, name, *extra_conf):
+        """One more ``nova-loadbalancer`` (``name``), as devstack starts it plus ``extra_conf``."""
+        cmd = [os.path.join(BIN, 'nova-loadbalancer'), '--config-file', self.nova_conf,
+               '--config-file', os.path.join(self.etc, 'nova-drs', 'nova-drs.conf')]
+        for path in extra_conf:
+            cmd += ['--config-file', path]
+        return self._spawn(name, cmd)
 
     def _computes(self):
         for host in COMPUTES:
