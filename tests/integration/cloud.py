@@ -653,7 +653,9 @@ class Cloud:
 
     def add_compute(self, host, vcpus, timeout=180):
         """Start one more nova-compute (``vcpus`` vCPUs) and map it into cell1."""
-        self.start_compute(host, vcpus)
+        pid = self.running().get('nova-compute-' + host)
+        if pid is None or not _pid_alive(pid):
+            self.start_compute(host, vcpus)
         compute = self.client('compute', raise_exc=False)
         manage = self._nova_cmd('nova-manage', self.nova_db_conf)
         deadline = time.monotonic() + timeout

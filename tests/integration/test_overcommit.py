@@ -85,10 +85,13 @@ def _no_valid_host(server):
 
 
 def _aggregate(compute):
-    aggregate = scenario.ok(compute.post('/os-aggregates', json={
+    found = [a for a in scenario.ok(compute.get('/os-aggregates'))['aggregates']
+             if a['name'] == AGGREGATE]
+    aggregate = found[0] if found else scenario.ok(compute.post('/os-aggregates', json={
         'aggregate': {'name': AGGREGATE}}))['aggregate']
-    scenario.ok(compute.post('/os-aggregates/%s/action' % aggregate['id'], json={
-        'add_host': {'host': HOST}}))
+    if HOST not in (aggregate.get('hosts') or ()):
+        scenario.ok(compute.post('/os-aggregates/%s/action' % aggregate['id'], json={
+            'add_host': {'host': HOST}}))
     return aggregate['id']
 
 
