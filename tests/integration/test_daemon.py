@@ -135,10 +135,10 @@ def test_underload_empties_a_host_and_suspends_it_over_ipmi(cloud):
     denied = minicloud.COMPUTES[-1]
     rule = scenario.ok(compute.post('/loadbalancer/rules', json={'rule': {
         'type': 'host', 'value': '^%s$' % denied, 'allow': False}}), 201)['rule']
-    try:
-        _underload(cloud, compute, placed, denied)
-    finally:
-        scenario.ok(compute.delete('/loadbalancer/rules/%s' % rule['id']), 204)
+    # Kept until the overload scenario's load rises: idle, the host would be
+    # the daemon's next suspend, and the later scenarios need it on.
+    scenario.STATE['deny_rule'] = rule['id']
+    _underload(cloud, compute, placed, denied)
 
 
 def _underload(cloud, compute, placed, denied):
@@ -219,6 +219,9 @@ def test_overload_wakes_the_host_over_redfish_and_rebalances(cloud):
 
     scenario.wait_for('a server moved onto the woken host %s' % host, moved_onto)
     scenario.STATE['woken'] = host
+    rule = scenario.STATE.pop('deny_rule', None)
+    if rule:
+        scenario.ok(compute.delete('/loadbalancer/rules/%s' % rule), 204)
     first_migration = time.monotonic()
     scenario.wait_for('migrations settled', lambda: not any(
         s['OS-EXT-STS:task_state'] for s in scenario.list_servers(compute)), 60)
