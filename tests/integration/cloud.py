@@ -665,8 +665,10 @@ class Cloud:
                                  % (host, self._log('nova-compute-' + host)))
             _run(manage + ['cell_v2', 'discover_hosts'], 'nova-manage cell_v2 discover_hosts',
                  log_path=os.path.join(self.logs, 'manage.log'))
+            # Listed as a hypervisor is not enough: a boot onto it needs its host mapping.
+            mapped = _run(manage + ['cell_v2', 'list_hosts'], 'nova-manage cell_v2 list_hosts')
             found = compute.get('/os-hypervisors/detail?hypervisor_hostname_pattern=' + host)
-            if found.ok and found.json()['hypervisors']:
+            if (' %s ' % host) in mapped and found.ok and found.json()['hypervisors']:
                 return found.json()['hypervisors'][0]
             time.sleep(2)
         raise CloudError('hypervisor %s did not show up within %ds' % (host, timeout))

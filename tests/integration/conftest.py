@@ -38,9 +38,10 @@ def cloud():
               'expected here): %s; logs in %s' % (', '.join(dead), instance.logs))
 
 
-# Last, in this order: the overcommit scenario adds a fourth compute (after
-# test_minicloud.py counted three), the daemon scenarios power hosts off and on.
-LAST = ('test_overcommit.py', 'test_daemon.py', 'test_daemon_failures.py')
+# Last, in this order: the daemon scenarios power hosts off and on; the
+# overcommit scenario adds a fourth compute, outside the DRS cluster, which
+# nova's scheduler would otherwise pick for the servers of suspended hosts.
+LAST = ('test_daemon.py', 'test_daemon_failures.py', 'test_overcommit.py')
 
 
 def pytest_collection_modifyitems(session, config, items):

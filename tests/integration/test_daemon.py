@@ -128,7 +128,9 @@ def _manual(cloud, compute, target):
 def test_underload_empties_a_host_and_suspends_it_over_ipmi(cloud):
     scenario.require_daemon(cloud)
     compute = scenario.compute_client(cloud)
-    scenario.opt_in(compute)
+    # Still in manual automation (previous scenario): nothing moves until
+    # the servers are placed and the rule is in.
+    scenario.opt_in(compute, automation='manual')
     scenario.boot_spread(cloud, compute)
     placed = {s['id']: s['OS-EXT-SRV-ATTR:host'] for s in scenario.list_servers(compute)}
     # A deny rule keeps its host on, with its servers.
@@ -148,6 +150,7 @@ def _underload(cloud, compute, placed, denied):
     started_at = datetime.datetime.now(datetime.timezone.utc)
     for host in minicloud.COMPUTES:
         scenario.set_power(cloud, compute, host, 'ipmi')
+    scenario.opt_in(compute)
 
     def suspended():
         hosts = scenario.drs_hosts(compute)
