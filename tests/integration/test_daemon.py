@@ -220,11 +220,13 @@ def test_overload_wakes_the_host_over_redfish_and_rebalances(cloud):
                 if s['OS-EXT-SRV-ATTR:host'] == host and s['status'] == 'ACTIVE'
                 and not s['OS-EXT-STS:task_state']]
 
-    scenario.wait_for('a server moved onto the woken host %s' % host, moved_onto)
-    scenario.STATE['woken'] = host
+    # Loaded now: the denied host may shed servers (a deny rule also keeps
+    # its servers in place).
     rule = scenario.STATE.pop('deny_rule', None)
     if rule:
         scenario.ok(compute.delete('/loadbalancer/rules/%s' % rule), 204)
+    scenario.wait_for('a server moved onto the woken host %s' % host, moved_onto)
+    scenario.STATE['woken'] = host
     first_migration = time.monotonic()
     scenario.wait_for('migrations settled', lambda: not any(
         s['OS-EXT-STS:task_state'] for s in scenario.list_servers(compute)), 60)
