@@ -216,16 +216,20 @@ def test_overload_wakes_the_host_over_redfish_and_rebalances(cloud):
     assert cloud.power_status('redfish', host) == 'on'
 
     def moved_onto():
-        return [s for s in scenario.list_servers(compute)
-                if s['OS-EXT-SRV-ATTR:host'] == host and s['status'] == 'ACTIVE'
-                and not s['OS-EXT-STS:task_state']]
+        # Several hosts may have been asleep and woken: any of them counts.
+        hosts = scenario.drs_hosts(compute)
+        awake = {h for h in asleep if hosts[h]['suspend_state'] == 'active'}
+        landed = [s['OS-EXT-SRV-ATTR:host'] for s in scenario.list_servers(compute)
+                  if s['OS-EXT-SRV-ATTR:host'] in awake and s['status'] == 'ACTIVE'
+                  and not s['OS-EXT-STS:task_state']]
+        return landed[0] if landed else None
 
     # Loaded now: the denied host may shed servers (a deny rule also keeps
     # its servers in place).
     rule = scenario.STATE.pop('deny_rule', None)
     if rule:
         scenario.ok(compute.delete('/loadbalancer/rules/%s' % rule), 204)
-    scenario.wait_for('a server moved onto the woken host %s' % host, moved_onto)
+    host = scenario.wait_for('a server moved onto a woken host of %s' % asleep, moved_onto)
     scenario.STATE['woken'] = host
     first_migration = time.monotonic()
     scenario.wait_for('migrations settled', lambda: not any(
