@@ -22,6 +22,11 @@
 #   NOVA_DRS_AUTH_PROJECT_NAME, NOVA_DRS_AUTH_DOMAIN_NAME, NOVA_DRS_REGION_NAME
 #                         the daemon's [drs_auth] (an admin service user)
 #   NOVA_DRS_LB_PERIOD    [loadbalancer] period
+#   NOVA_DRS_COLLECTOR_CONF_FILES
+#                         space-separated nova config files nova-drs-collector
+#                         reads (default: NOVA_CONF); they must give nova's
+#                         [database]/[api_database] connections, or the
+#                         deployed-with ratios are not recorded
 
 NOVA_DRS_PASTE_FILTER=drs_loadbalancer
 NOVA_DRS_PASTE_FACTORY=nova_drs.api.middleware:LoadBalancerMiddleware.factory
@@ -131,7 +136,11 @@ start_nova_drs() {
         run_process nova-loadbalancer "$NOVA_DRS_BIN_DIR/nova-loadbalancer --config-file $NOVA_CONF --config-file $drs_conf"
     fi
     if is_service_enabled nova-drs-collector; then
-        run_process nova-drs-collector "$NOVA_DRS_BIN_DIR/nova-drs-collector --config-file $NOVA_CONF"
+        local conf_args='' file
+        for file in ${NOVA_DRS_COLLECTOR_CONF_FILES:-$NOVA_CONF}; do
+            conf_args+=" --config-file $file"
+        done
+        run_process nova-drs-collector "$NOVA_DRS_BIN_DIR/nova-drs-collector$conf_args"
     fi
 }
 

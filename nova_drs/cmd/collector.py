@@ -3,6 +3,7 @@
 import sys
 
 from oslo_log import log as logging
+import oslo_messaging
 from oslo_service import service
 
 from nova_drs import conf as drs_conf
@@ -18,6 +19,10 @@ PROG = 'nova-drs-collector'
 
 def main(argv=None):
     logging.register_options(CONF)
+    # nova's services send on exchange "nova" (nova.config.parse_args sets
+    # this default): without it the recorder's pool queue is bound to
+    # oslo.messaging's "openstack" exchange and never gets nova's notifications.
+    oslo_messaging.set_transport_defaults(control_exchange='nova')
     argv = sys.argv[1:] if argv is None else argv
     try:
         startup.parse(CONF, argv, PROG)

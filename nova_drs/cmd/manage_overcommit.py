@@ -20,7 +20,16 @@ def _nova_context(conf):
     from nova.db.api import api as api_db_api
     from nova.db.main import api as main_db_api
     from nova import objects
+    from oslo_messaging import opts as messaging_opts
+    from oslo_utils import importutils
     objects.register_all()
+    # What nova's config.parse_args registers and nova's objects read:
+    # [profiler] (DB layer, when osprofiler is installed, as in any devstack)
+    # and [DEFAULT] transport_url (CellMapping).
+    profiler_opts = importutils.try_import('osprofiler.opts')
+    if profiler_opts and 'profiler' not in conf:
+        profiler_opts.set_defaults(conf)
+    conf.register_opts(dict(messaging_opts.list_opts())[None])
     if not conf.api_database.connection:
         raise RuntimeError('nova\'s [api_database] connection is not set: run with the '
                            'nova.conf of a controller (--config-file /etc/nova/nova.conf)')

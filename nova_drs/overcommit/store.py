@@ -76,8 +76,9 @@ def usage_by_host(database):
                                              'memory_mb': collections.Counter()})
     with database.reader() as session:
         for host, cpu_ratio, ram_ratio, vcpus, memory_mb in session.execute(query):
-            usage[host]['vcpus'][cpu_ratio] += vcpus or 0
-            usage[host]['memory_mb'][ram_ratio] += memory_mb or 0
+            # MySQL's SUM() is a DECIMAL: int, or it cannot meet the float ratios.
+            usage[host]['vcpus'][cpu_ratio] += int(vcpus or 0)
+            usage[host]['memory_mb'][ram_ratio] += int(memory_mb or 0)
     return dict(usage)
 
 

@@ -67,6 +67,7 @@ BMC_PASSWORD = 'bmc-secret'
 TRACE_DIR = os.path.join(ROOT, 'data', 'planetlab-sample', '20110303')
 SECONDS_PER_SAMPLE = 5
 WAKE_TIMEOUT = 90
+HOST_COOLDOWN = 30
 SERVICE_USERS = ('nova', 'placement', 'glance', 'neutron')
 
 
@@ -355,6 +356,7 @@ class Cloud:
         cloud.daemon_error = state['daemon_error']
         cloud.bmcs = state['bmcs']
         cloud.nova_conf = os.path.join(cloud.etc, 'nova', 'nova.conf')
+        cloud.nova_db_conf = os.path.join(cloud.etc, 'nova', 'nova-db.conf')
         return cloud
 
     def _backing_services(self):
@@ -542,12 +544,18 @@ class Cloud:
             'NOVA_DRS_AUTH_PASSWORD': PASSWORD, 'NOVA_DRS_AUTH_PROJECT_NAME': 'admin',
             'NOVA_DRS_AUTH_DOMAIN_NAME': 'Default', 'NOVA_DRS_REGION_NAME': REGION,
             'ENABLED_SERVICES': 'nova-loadbalancer,nova-drs-collector',
+            # nova's databases are in nova-db.conf here (computes get none).
+            'NOVA_DRS_COLLECTOR_CONF_FILES': '%s %s' % (self.nova_conf, self.nova_db_conf),
         })
         plugin_functions(['configure_nova_drs', 'init_nova_drs'], self.drs_env)
         # What a local.conf [[post-config]] would add: a host that does not
-        # come back is declared in error within 90 s, not 15 min.
+        # come back is declared in error within 90 s, not 15 min; a woken
+        # host may be suspended again after 30 s, not 30 min (the traces run
+        # 60x faster: one 5-minute sample per 5 s).
         plugin_functions(['iniset "$(_nova_drs_conf_file)" loadbalancer wake_timeout %d'
-                          % WAKE_TIMEOUT], self.drs_env)
+                          % WAKE_TIMEOUT,
+                          'iniset "$(_nova_drs_conf_file)" loadbalancer host_cooldown %d'
+                          % HOST_COOLDOWN], self.drs_env)
 
     def _nova_cmd(self, binary, *extra_files):
         cmd = [os.path.join(BIN, binary), '--config-file', self.nova_conf]
@@ -628,17 +636,62 @@ class Cloud:
     def compute_conf(self, host):
         return os.path.join(self.etc, 'nova-' + host, 'compute.conf')
 
-    def start_compute(self, host):
+    def start_compute(self, host, vcpus=None):
         """Start (or start again) the nova-compute process called ``host``."""
+        vcpus_file = os.path.join(self.workdir, host, 'vcpus')
+        if vcpus is not None:
+            os.makedirs(os.path.dirname(vcpus_file), exist_ok=True)
+            with open(vcpus_file, 'w') as handle:
+                handle.write(str(vcpus))
         state = os.path.join(self.workdir, host)
         conf = self.compute_conf(host)
         if not os.path.exists(conf):
-            os.makedirs(os.path.join(state, 'instances'))
+            os.makedirs(os.path.join(state, 'instances'), exist_ok=True)
             _write_ini(conf, {'DEFAULT': {'host': host, 'state_path': state,
                                           'instances_path': os.path.join(state, 'instances')}})
-        return self._spawn('nova-compute-' + host, self._nova_cmd('nova-compute', conf),
-                           {'NOVA_DRS_TRACE_DIR': TRACE_DIR,
-                            'NOVA_DRS_TRACE_SECONDS': str(SECONDS_PER_SAMPLE)})
+        env = {'NOVA_DRS_TRACE_DIR': TRACE_DIR,
+               'NOVA_DRS_TRACE_SECONDS': str(SECONDS_PER_SAMPLE)}
+        if os.path.exists(vcpus_file):  # a power cycle keeps the host's size
+            with open(vcpus_file) as handle:
+                env['NOVA_DRS_TRACE_VCPUS'] = handle.read().strip()
+        return self._spawn('nova-compute-' + host, self._nova_cmd('nova-compute', conf), env)
+
+    def add_compute(self, host, vcpus, timeout=180):
+        """Start one more nova-compute (``vcpus`` vCPUs) and map it into cell1."""
+        pid = self.running().get('nova-compute-' + host)
+        if pid is None or not _pid_alive(pid):
+            self.start_compute(host, vcpus)
+        compute = self.client('compute', raise_exc=False)
+        manage = self._nova_cmd('nova-manage', self.nova_db_conf)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if 'nova-compute-' + host in self.failed():
+                raise CloudError('nova-compute-%s exited; see %s'
+                                 % (host, self._log('nova-compute-' + host)))
+            _run(manage + ['cell_v2', 'discover_hosts'], 'nova-manage cell_v2 discover_hosts',
+                 log_path=os.path.join(self.logs, 'manage.log'))
+            # Listed as a hypervisor is not enough: a boot onto it needs its host mapping.
+            mapped = _run(manage + ['cell_v2', 'list_hosts'], 'nova-manage cell_v2 list_hosts')
+            found = compute.get('/os-hypervisors/detail?hypervisor_hostname_pattern=' + host)
+            if (' %s ' % host) in mapped and found.ok and found.json()['hypervisors']:
+                return found.json()['hypervisors'][0]
+            time.sleep(2)
+        raise CloudError('hypervisor %s did not show up within %ds' % (host, timeout))
+
+    def manage(self, *args):
+        """``nova-drs-manage ARGS`` as an operator runs it on a controller; its output."""
+        return _run([os.path.join(BIN, 'nova-drs-manage'), '--config-file', self.nova_conf,
+                     '--config-file', self.nova_db_conf] + list(args),
+                    'nova-drs-manage ' + ' '.join(args),
+                    log_path=os.path.join(self.logs, 'manage.log'))
+
+    def start_daemon(self, name, *extra_conf):
+        """One more ``nova-loadbalancer`` (``name``), as devstack starts it plus ``extra_conf``."""
+        cmd = [os.path.join(BIN, 'nova-loadbalancer'), '--config-file', self.nova_conf,
+               '--config-file', os.path.join(self.etc, 'nova-drs', 'nova-drs.conf')]
+        for path in extra_conf:
+            cmd += ['--config-file', path]
+        return self._spawn(name, cmd)
 
     def _computes(self):
         for host in COMPUTES:

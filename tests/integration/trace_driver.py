@@ -22,6 +22,15 @@ compute API, at boot or later with a metadata update), read every period:
 * ``drs_trace_since``: unix time the trace starts (default: server creation);
 * ``drs_trace_scale``: load multiplier (default 1, capped at 100 % per vCPU).
 
+Migration behaviour, also from its metadata (read on the source host):
+
+* ``drs_migration_seconds``: a live migration takes this long (default: at once);
+* ``drs_migration_fails``: any value: the live migration fails the way
+  libvirt's does (``recover_method``: migration ``error``, server ACTIVE on
+  its source).
+
+Host size: ``$NOVA_DRS_TRACE_VCPUS`` vCPUs (default 4) for this process.
+
 A server at wall time t runs sample ``start + (t - since) / seconds`` of its
 trace (held at the last sample), ``seconds`` = ``$NOVA_DRS_TRACE_SECONDS``
 (5: one 5-minute sample per 5 s, a 60x speed-up). The position depends on
@@ -85,13 +94,14 @@ class _Traces:
 
 
 class TraceLoadDriver(fake.FakeDriverWithoutFakeNodes):
-    """A 4-vCPU, 8 GiB fake host whose servers load it as their traces say."""
+    """A 4-vCPU (``$NOVA_DRS_TRACE_VCPUS``), 8 GiB host loaded as its servers' traces say."""
 
-    vcpus = 4
     memory_mb = 8192
     local_gb = 200
 
     def __init__(self, virtapi, read_only=False):
+        # Read by FakeDriver.__init__ to size the host.
+        self.vcpus = int(os.environ.get('NOVA_DRS_TRACE_VCPUS', '4'))
         super().__init__(virtapi, read_only)
         self._traces = _Traces()
         self._loads = {}             # uuid -> (_Load, vcpus), refreshed every period
@@ -110,6 +120,16 @@ class TraceLoadDriver(fake.FakeDriverWithoutFakeNodes):
         super().spawn(context, instance, image_meta, injected_files, admin_password,
                       allocations, network_info, block_device_info, power_on, accel_info)
         self._remember(instance)
+
+    def live_migration(self, context, instance, dest, post_method, recover_method,
+                       block_migration=False, migrate_data=None):
+        metadata = instance.metadata or {}
+        time.sleep(float(metadata.get('drs_migration_seconds', 0)))
+        if 'drs_migration_fails' in metadata:
+            recover_method(context, instance, dest, migrate_data, migration_status='error')
+            return
+        super().live_migration(context, instance, dest, post_method, recover_method,
+                               block_migration, migrate_data)
 
     def _cpu_ns(self, uuid, now):
         load, vcpus = self._loads.get(uuid, (None, 1))

@@ -1,0 +1,245 @@
+"""Failures on the multi-process mini-cloud, after test_daemon.py's scenarios.
+
+A live migration nova fails (the trace driver's ``drs_migration_fails``
+metadata), a leader killed mid-evacuation with a standby on Redis, a BMC
+that does not answer, a host that does not come back within
+``wake_timeout``: the daemon abandons or finishes, nothing is lost, the
+cluster carries on. The cluster is in manual automation here, so only the
+admin requests of each scenario move servers. Each ends with
+``scenario.check_invariants``.
+"""
+
+import datetime
+import os
+import signal
+import time
+
+import pytest
+
+from tests.integration import bmc
+from tests.integration import cloud as minicloud
+from tests.integration import scenario
+
+pytestmark = pytest.mark.integration
+
+# Database 3: the functional tier's HA tests use Redis' default database.
+REDIS_URL = 'redis://127.0.0.1:6379?db=3'
+LEADER_LOG = 'is now the nova-loadbalancer leader'
+MIGRATION_SECONDS = 8
+
+
+def _busiest_host(compute, avoid):
+    """The active host other than ``avoid`` with the most servers."""
+    drs = scenario.drs_hosts(compute)
+    counts = {host: 0 for host in minicloud.COMPUTES
+              if host != avoid and drs[host]['suspend_state'] == 'active'}
+    for server in scenario.list_servers(compute):
+        if server['OS-EXT-SRV-ATTR:host'] in counts:
+            counts[server['OS-EXT-SRV-ATTR:host']] += 1
+    if not counts:
+        pytest.fail('no active host besides %s: %s' % (avoid, drs), pytrace=False)
+    return max(sorted(counts), key=counts.get)
+
+
+def _on_host(compute, host):
+    return [s for s in scenario.list_servers(compute) if s['OS-EXT-SRV-ATTR:host'] == host]
+
+
+def _tag(compute, servers, **metadata):
+    for server in servers:
+        scenario.ok(compute.post('/servers/%s/metadata' % server['id'],
+                                 json={'metadata': metadata}))
+
+
+def _untag(compute, servers, key):
+    for server in servers:
+        compute.delete('/servers/%s/metadata/%s' % (server['id'], key))
+
+
+def _moves_since(compute, uuid, source, since):
+    return [m for m in scenario.migrations_of(compute, uuid)
+            if scenario.utc(m['created_at']) >= since and m['source_compute'] == source]
+
+
+def test_a_live_migration_nova_fails_abandons_the_suspend_and_nothing_is_lost(cloud):
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    woken = _woken_host(compute)
+    # From here on only the scenarios' admin requests move servers.
+    scenario.opt_in(compute, automation='manual')
+    host = _busiest_host(compute, woken)
+    servers = _on_host(compute, host)
+    assert len(servers) >= 2, servers
+    failing = servers[0]
+    _tag(compute, [failing], drs_migration_fails='1')
+    since = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        scenario.admin_action(compute, 'suspend_host', host)
+
+        def abandoned():
+            record = scenario.drs_hosts(compute)[host]
+            assert record['suspend_state'] not in ('suspended', 'error'), record
+            reason = record['state_reason'] or ''
+            return record if (record['suspend_state'] == 'active'
+                              and 'abandoned' in reason) else None
+
+        record = scenario.wait_for('suspend of %s abandoned' % host, abandoned)
+    finally:
+        _untag(compute, [failing], 'drs_migration_fails')
+    assert failing['id'] in record['state_reason'], record
+    failed = _moves_since(compute, failing['id'], host, since)
+    assert [m['status'] for m in failed] == ['error'], failed
+    current = scenario.ok(compute.get('/servers/%s' % failing['id']))['server']
+    assert (current['status'], current['OS-EXT-SRV-ATTR:host']) == ('ACTIVE', host), current
+    scenario.check_invariants(cloud, compute)
+    # The cluster carries on: the host takes a new server, the daemon still cycles.
+    server = scenario.ok(compute.post('/servers', json={'server': {
+        'name': 'drs-load-after-failed-migration', 'imageRef': cloud.image,
+        'flavorRef': cloud.flavor, 'networks': 'none', 'host': host}}), 202)['server']
+    scenario.wait_for('a new server ACTIVE on %s' % host, lambda: scenario.ok(compute.get(
+        '/servers/%s' % server['id']))['server']['status'] == 'ACTIVE', 120)
+    scenario.STATE['abandoned'] = host
+    scenario.check_invariants(cloud, compute)
+
+
+def _start_ha_daemons(cloud):
+    """The devstack daemon makes way for two daemons electing a leader on Redis."""
+    conf = os.path.join(cloud.etc, 'nova-drs', 'ha.conf')
+    with open(conf, 'w') as handle:
+        handle.write('[drs_coordination]\nbackend_url = %s\nleader_timeout = 10\n'
+                     'heartbeat_interval = 2\n' % REDIS_URL)
+    for name in [n for n in cloud.running() if n.startswith('nova-loadbalancer')]:
+        cloud.stop_process(name)
+    names = ('nova-loadbalancer-a', 'nova-loadbalancer-b')
+    for name in names:
+        cloud.start_daemon(name, conf)
+    leader = scenario.wait_for('a leader elected', lambda: _leader(cloud, names), 90, 1)
+    return leader, [name for name in names if name != leader][0]
+
+
+def _leader(cloud, names):
+    for name in names:
+        assert name not in cloud.failed(), 'see %s' % os.path.join(cloud.logs, name + '.log')
+        with open(os.path.join(cloud.logs, name + '.log'), errors='replace') as handle:
+            if LEADER_LOG in handle.read():
+                return name
+    return None
+
+
+def test_ha_standby_finishes_the_evacuation_when_the_leader_is_killed(cloud):
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    leader, standby = _start_ha_daemons(cloud)
+    host = _busiest_host(compute, _woken_host(compute))
+    servers = _on_host(compute, host)
+    assert len(servers) >= 2, servers
+    _tag(compute, servers, drs_migration_seconds=str(MIGRATION_SECONDS))
+    since = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        scenario.admin_action(compute, 'suspend_host', host)
+        scenario.wait_for('a first live migration off %s' % host, lambda: any(
+            _moves_since(compute, s['id'], host, since) for s in servers), 120, 0.5)
+        cloud._signal(cloud.running()[leader], signal.SIGKILL)
+        killed = time.monotonic()
+        scenario.wait_for('%s suspended by the standby' % host,
+                          lambda: scenario.state_of(compute, host) == 'suspended')
+        finished = time.monotonic()
+    finally:
+        _untag(compute, servers, 'drs_migration_seconds')
+    assert _leader(cloud, [standby]) == standby
+    cloud.stop_process(leader)
+    for server in servers:
+        moves = _moves_since(compute, server['id'], host, since)
+        assert [m['status'] for m in moves] == ['completed'], (server['id'], moves)
+    scenario.check_invariants(cloud, compute)
+    scenario.figures(cloud, ha_kill_to_suspended_s=round(finished - killed, 1),
+                     ha_servers_on_host=len(servers))
+    # The new leader also wakes it again: the next scenarios need the host.
+    scenario.admin_action(compute, 'unsuspend_host', host)
+    scenario.wait_for('%s active again' % host,
+                      lambda: scenario.state_of(compute, host) == 'active')
+    scenario.check_invariants(cloud, compute)
+
+
+def _woken_host(compute):
+    if 'woken' not in scenario.STATE:
+        pytest.fail('the overload scenario woke no host', pytrace=False)
+    return scenario.STATE['woken']
+
+
+def test_a_bmc_that_does_not_answer_puts_its_host_in_error_and_nothing_is_lost(cloud):
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    host = _woken_host(compute)
+    mute = bmc.mute_file(cloud.workdir, host)
+    os.makedirs(os.path.dirname(mute), exist_ok=True)
+    open(mute, 'w').close()
+    try:
+        scenario.admin_action(compute, 'suspend_host', host)
+
+        def failed():
+            record = scenario.drs_hosts(compute)[host]
+            assert record['suspend_state'] != 'suspended', record
+            return record if record['suspend_state'] == 'error' else None
+
+        record = scenario.wait_for('host %s in error (silent BMC)' % host, failed, 180)
+    finally:
+        os.unlink(mute)
+    assert record['state_reason'], record
+    scenario.STATE['error'] = host
+    scenario.check_invariants(cloud, compute)
+
+
+def _wake_one_if_alone(compute):
+    """The underload scenario may have suspended two hosts: an admin wakes one."""
+    hosts = scenario.drs_hosts(compute)
+    active = [h for h, r in hosts.items() if r['suspend_state'] == 'active'
+              and r['power_driver']]
+    asleep = sorted(h for h, r in hosts.items() if r['suspend_state'] == 'suspended')
+    if len(active) < 2 and asleep:
+        scenario.admin_action(compute, 'unsuspend_host', asleep[0])
+        scenario.wait_for('%s active again' % asleep[0],
+                          lambda: scenario.state_of(compute, asleep[0]) == 'active')
+
+
+def test_a_host_that_does_not_come_back_goes_to_error_and_nothing_is_lost(cloud):
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    _wake_one_if_alone(compute)
+    hosts = scenario.drs_hosts(compute)
+    candidates = sorted(h for h, r in hosts.items()
+                        if r['suspend_state'] == 'active' and r['power_driver'])
+    if len(candidates) < 2:
+        pytest.fail('needs two active hosts with a power driver: %s' % hosts, pytrace=False)
+    host = candidates[0]
+    # Idle load: only the admin's unsuspend below wakes the host.
+    for server in scenario.list_servers(compute):
+        compute.delete('/servers/%s/metadata/drs_trace' % server['id'])
+    noboot = bmc.noboot_file(cloud.workdir, host)
+    os.makedirs(os.path.dirname(noboot), exist_ok=True)
+    open(noboot, 'w').close()
+    try:
+        scenario.admin_action(compute, 'suspend_host', host)
+        scenario.wait_for('host %s suspended' % host, lambda: scenario.drs_hosts(compute)[host][
+            'suspend_state'] in ('suspended', 'waking', 'error'))
+        scenario.admin_action(compute, 'unsuspend_host', host, allowed=(202, 409))
+        record = scenario.wait_for('host %s in error after wake_timeout' % host,
+                       lambda: (lambda r: r if r['suspend_state'] == 'error' else None)(
+                           scenario.drs_hosts(compute)[host]),
+                       minicloud.WAKE_TIMEOUT + 120)
+    finally:
+        os.unlink(noboot)
+    assert record['state_reason'], record
+    assert 'nova-compute-%s' % host in cloud.failed(), 'nova-compute came back'
+    # The cluster carries on: a new server boots elsewhere, the others stay ACTIVE.
+    server = scenario.ok(compute.post('/servers', json={'server': {
+        'name': 'drs-load-after-error', 'imageRef': cloud.image, 'flavorRef': cloud.flavor,
+        'networks': 'none'}}), 202)['server']
+
+    def active():
+        current = scenario.ok(compute.get('/servers/%s' % server['id']))['server']
+        assert current['status'] != 'ERROR', current.get('fault')
+        return current if current['status'] == 'ACTIVE' else None
+
+    assert scenario.wait_for('a new server ACTIVE', active, 120)['OS-EXT-SRV-ATTR:host'] != host
+    scenario.check_invariants(cloud, compute)
