@@ -70,7 +70,7 @@ from nova_drs.daemon import service  # noqa: E402
 from nova_drs.db import api as db_api  # noqa: E402
 from nova_drs.db import migration  # noqa: E402
 from nova_drs.loadbalancer import catalog  # noqa: E402
-from nova_drs.stats import store  # noqa: E402
+from nova_drs.stats import ingest  # noqa: E402
 
 SERVERS_PER_HOST = 10
 BUILD_VIEW = observe.build_view
@@ -336,7 +336,7 @@ def _samples(database, servers, history, period):
                                  'vcpus': 8, 'mem': 16384} for u in uuids]}
                  for host, uuids in by_host.items()]
         for start in range(0, len(batch), 500):
-            store.insert_samples(database, batch[start:start + 500])
+            ingest.insert_samples(database, batch[start:start + 500])
 
 
 class Meter:

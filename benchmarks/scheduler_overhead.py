@@ -88,12 +88,12 @@ def _nova_databases(conf, n_migrations, hosts):
 
 
 def _drs_database(conf, hosts, per_host):
+    from nova_drs.db import api as db_api
     from nova_drs.db import hosts as drs_hosts
     from nova_drs.db import migration
     from nova_drs.db import models
-    from nova_drs.overcommit import store
 
-    database = store.database(conf)
+    database = db_api.shared_database(conf)
     migration.sync(database)
     with database.writer() as session:
         session.add_all(models.DrsHost(

@@ -13,7 +13,7 @@
 """Ingest rate of the statistics collector: 1,000 hosts x 20 instances per period.
 
 Builds the notification payloads computes publish and stores them with the
-collector's bulk path (``store.insert_samples``, one transaction per batch
+collector's bulk path (``ingest.insert_samples``, one transaction per batch
 of ``--batch`` host samples), into SQLite and into MariaDB on 127.0.0.1:3306
 (root, no password; a scratch database is created and dropped). Prints
 samples/s, a sample being one host or one instance row. Target: >= 20,000/s.
@@ -35,7 +35,8 @@ import sqlalchemy as sa  # noqa: E402
 
 from nova_drs.db import api  # noqa: E402
 from nova_drs.db import migration  # noqa: E402
-from nova_drs.stats import store  # noqa: E402
+from nova_drs.db import statistics as db_statistics  # noqa: E402
+from nova_drs.stats import ingest  # noqa: E402
 
 HOSTS = 1000
 INSTANCES_PER_HOST = 20
@@ -72,18 +73,18 @@ def run(database, periods, batch):
         payloads = period_payloads(period, instance_ids)
         start = time.perf_counter()
         for offset in range(0, len(payloads), batch):
-            hosts, instances, errors = store.insert_samples(
+            hosts, instances, errors = ingest.insert_samples(
                 database, payloads[offset:offset + batch])
             assert not errors, errors
             rows += hosts + instances
         elapsed += time.perf_counter() - start
     # duplicates (a redelivered period) must be harmless and are timed too
     start = time.perf_counter()
-    store.insert_samples(database, period_payloads(periods, instance_ids)[:batch])
+    ingest.insert_samples(database, period_payloads(periods, instance_ids)[:batch])
     duplicate_seconds = time.perf_counter() - start
     with database.reader() as session:
         stored = sum(session.execute(sa.select(sa.func.count()).select_from(table)).scalar()
-                     for table in (store.HOSTS, store.INSTANCES))
+                     for table in (db_statistics.HOSTS, db_statistics.INSTANCES))
     assert stored == rows == periods * HOSTS * (INSTANCES_PER_HOST + 1), (stored, rows)
     return rows, elapsed, duplicate_seconds
 

@@ -66,16 +66,20 @@ class Resolver:
         LOG.warning('aggregate %s: ignoring invalid metadata %s=%r (expected %s)',
                     aggregate, key, value, expected)
 
+    def _word(self, name, metadata, key, words, default):
+        """``key``'s value among ``words`` (case and spaces ignored), else ``default``."""
+        raw = (metadata or {}).get(key)
+        if raw is None:
+            return default
+        value = str(raw).strip().lower()
+        if value in words:
+            return value
+        self.warn_invalid(name, key, raw, ' | '.join(words))
+        return default
+
     def aggregate_policy(self, name, metadata):
         """The aggregate's valid ``drs_policy``, or None (unset or invalid)."""
-        raw = (metadata or {}).get(POLICY_KEY)
-        if raw is None:
-            return None
-        value = str(raw).strip().lower()
-        if value in POLICIES:
-            return value
-        self.warn_invalid(name, POLICY_KEY, raw, ' | '.join(POLICIES))
-        return None
+        return self._word(name, metadata, POLICY_KEY, POLICIES, None)
 
     def host_policy(self, aggregates, default):
         """The policy of a host in these aggregates; ``default`` unless they
@@ -97,11 +101,4 @@ class Resolver:
 
     def automation(self, name, metadata, default):
         """``drs_automation`` of a cluster's aggregate, else ``default``."""
-        raw = (metadata or {}).get(AUTOMATION_KEY)
-        if raw is None:
-            return default
-        value = str(raw).strip().lower()
-        if value in AUTOMATION_LEVELS:
-            return value
-        self.warn_invalid(name, AUTOMATION_KEY, raw, ' | '.join(AUTOMATION_LEVELS))
-        return default
+        return self._word(name, metadata, AUTOMATION_KEY, AUTOMATION_LEVELS, default)

@@ -18,7 +18,6 @@ and adds every ``do_*`` function below as a sub-command.
 """
 
 import json
-import time
 
 from novaclient import exceptions
 from novaclient import utils
@@ -76,102 +75,80 @@ def do_lb_host_show(cs, args):
     utils.print_dict(host)
 
 
-def _wait(cs, host, targets, timeout, interval):
-    deadline = time.monotonic() + timeout
-    state = None
-    while True:
-        current = cs.lb.get_host(host)['suspend_state']
-        if current != state:
-            state = current
-            print('%s: %s' % (host, state), flush=True)
-        if state in targets:
-            return state
-        if time.monotonic() >= deadline:
-            raise exceptions.CommandError(
-                'timed out after %ss waiting for %s to become %s (still %s)'
-                % (timeout, host, ' or '.join(sorted(targets)), state))
-        time.sleep(interval)
+def _wait(cs, host, targets, args):
+    """The host's state once it reached one of ``targets`` (the first is success)."""
+    return cs.lb.wait_host(host, targets, args.timeout, args.poll_interval,
+                           lambda line: print(line, flush=True))['suspend_state']
 
 
-def _wait_args(function):
-    function = utils.arg('--wait', action='store_true', default=False,
-                         help='Wait and show progress until the host reaches its target '
-                              'state.')(function)
-    function = utils.arg('--timeout', metavar='<seconds>', type=float, default=900,
-                         help='Give up waiting after this many seconds (default 900).'
+def _wait_args(until='the host reaches its target state', timeout=900):
+    """``--wait``, ``--timeout`` and ``--poll-interval`` of a command that can wait."""
+    def decorate(function):
+        function = utils.arg('--wait', action='store_true', default=False,
+                             help='Wait and show progress until %s.' % until)(function)
+        function = utils.arg('--timeout', metavar='<seconds>', type=float, default=timeout,
+                             help='Give up waiting after this many seconds (default %d).'
+                             % timeout)(function)
+        return utils.arg('--poll-interval', metavar='<seconds>', type=float, default=5,
+                         help='Seconds between two checks while waiting (default 5).'
                          )(function)
-    return utils.arg('--poll-interval', metavar='<seconds>', type=float, default=5,
-                     help='Seconds between two state checks while waiting (default 5).'
-                     )(function)
+    return decorate
+
+
+def _state_change(cs, args, action, verb, targets, failure, follow=True):
+    """``action`` on ``args.host``; with --wait, until a state of ``targets``
+    (the first is success, another one fails with ``failure``)."""
+    host = cs.lb.action(action, host=args.host)['host']
+    hint = '; follow with: nova lb-host-show %s' % args.host if follow else ''
+    print('%s of %s accepted (state: %s)%s' % (verb, args.host, host['suspend_state'], hint))
+    if args.wait:
+        state = _wait(cs, args.host, targets, args)
+        if state != targets[0]:
+            raise exceptions.CommandError('%s %s: it is %s' % (args.host, failure, state))
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to suspend.')
-@_wait_args
+@_wait_args()
 def do_lb_suspend(cs, args):
     """Ask the DRS daemon to evacuate and suspend a host."""
-    host = cs.lb.suspend(args.host)
-    print('Suspend of %s accepted (state: %s); follow with: nova lb-host-show %s'
-          % (args.host, host['suspend_state'], args.host))
-    if args.wait:
-        state = _wait(cs, args.host, {'suspended', 'error', 'active'}, args.timeout,
-                      args.poll_interval)
-        if state != 'suspended':
-            raise exceptions.CommandError('%s did not suspend: it is %s' % (args.host, state))
+    _state_change(cs, args, 'suspend_host', 'Suspend', ('suspended', 'error', 'active'),
+                  'did not suspend')
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to wake.')
-@_wait_args
+@_wait_args()
 def do_lb_unsuspend(cs, args):
     """Ask the DRS daemon to wake a suspended host, or cancel a pending suspend."""
-    host = cs.lb.unsuspend(args.host)
-    print('Unsuspend of %s accepted (state: %s); follow with: nova lb-host-show %s'
-          % (args.host, host['suspend_state'], args.host))
-    if args.wait:
-        state = _wait(cs, args.host, {'active', 'error'}, args.timeout, args.poll_interval)
-        if state != 'active':
-            raise exceptions.CommandError('%s did not wake: it is %s' % (args.host, state))
+    _state_change(cs, args, 'unsuspend_host', 'Unsuspend', ('active', 'error'), 'did not wake')
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host.')
 def do_lb_host_clear_wake_failed(cs, args):
     """Clear a host's wake_failed flag once its wake path is fixed."""
-    host = cs.lb.clear_wake_failed(args.host)
+    host = cs.lb.action('clear_wake_failed', host=args.host)['host']
     print('wake_failed of %s cleared (state: %s)' % (args.host, host['suspend_state']))
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to maintain.')
-@_wait_args
+@_wait_args()
 def do_lb_maintenance_enter(cs, args):
     """Ask the DRS daemon to empty a host and keep it disabled and powered on."""
-    host = cs.lb.enter_maintenance(args.host)
-    print('Maintenance of %s accepted (state: %s); follow with: nova lb-host-show %s'
-          % (args.host, host['suspend_state'], args.host))
-    if args.wait:
-        state = _wait(cs, args.host, {'maintenance', 'error', 'active'}, args.timeout,
-                      args.poll_interval)
-        if state != 'maintenance':
-            raise exceptions.CommandError('%s did not enter maintenance: it is %s'
-                                          % (args.host, state))
+    _state_change(cs, args, 'enter_maintenance', 'Maintenance',
+                  ('maintenance', 'error', 'active'), 'did not enter maintenance')
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host in maintenance.')
-@_wait_args
+@_wait_args()
 def do_lb_maintenance_exit(cs, args):
     """End a host's maintenance; the DRS daemon re-enables its compute service."""
-    host = cs.lb.exit_maintenance(args.host)
-    print('Exit from maintenance of %s accepted (state: %s)'
-          % (args.host, host['suspend_state']))
-    if args.wait:
-        state = _wait(cs, args.host, {'active', 'error'}, args.timeout, args.poll_interval)
-        if state != 'active':
-            raise exceptions.CommandError('%s did not leave maintenance: it is %s'
-                                          % (args.host, state))
+    _state_change(cs, args, 'exit_maintenance', 'Exit from maintenance', ('active', 'error'),
+                  'did not leave maintenance', follow=False)
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to test.')
 def do_lb_wake_test(cs, args):
     """Ask the DRS daemon to test suspending and waking a host."""
-    request = cs.lb.wake_test(args.host)
+    request = cs.lb.action('wake_test', host=args.host)['request']
     print('Wake test of %s requested (request %s, %s)'
           % (args.host, request['id'], request['status']))
 
@@ -248,35 +225,17 @@ def do_lb_explain(cs, args):
 
 @utils.arg('server', metavar='<server>', help='Name or ID of the server to scale.')
 @utils.arg('flavor', metavar='<flavor>', help='Name or ID of the new flavor.')
-@utils.arg('--wait', action='store_true', default=False,
-           help='Wait and show progress until the request is done or failed.')
-@utils.arg('--timeout', metavar='<seconds>', type=float, default=1800,
-           help='Give up waiting after this many seconds (default 1800).')
-@utils.arg('--poll-interval', metavar='<seconds>', type=float, default=5,
-           help='Seconds between two progress checks while waiting (default 5).')
+@_wait_args('the request is done or failed', 1800)
 def do_lb_scale(cs, args):
     """Scale a server to another flavor: in place, else within its cluster, else refused."""
     server = utils.find_resource(cs.servers, args.server)
-    request = cs.lb.scale_server(server.id, args.flavor)
+    request = cs.lb.action('scale_server', server=server.id, flavor=args.flavor)['request']
     print('Scale of %s to %s accepted (request %s); follow with --wait'
           % (server.id, args.flavor, request['id']))
     if not args.wait:
         return
-    deadline = time.monotonic() + args.timeout
-    message = None
-    while True:
-        request = cs.lb.get_request(request['id'])
-        progress = request.get('progress') or {}
-        if progress.get('message') != message:
-            message = progress.get('message')
-            print('request %s: %s %s' % (request['id'], request['status'], message or ''),
-                  flush=True)
-        if request['status'] == 'done':
-            return
-        if request['status'] == 'failed':
-            raise exceptions.CommandError('scale of %s failed: %s' % (server.id, message))
-        if time.monotonic() >= deadline:
-            raise exceptions.CommandError('timed out after %ss waiting for request %s '
-                                          '(still %s)' % (args.timeout, request['id'],
-                                                          request['status']))
-        time.sleep(args.poll_interval)
+    request = cs.lb.wait_request(request['id'], args.timeout, args.poll_interval,
+                                 lambda line: print(line, flush=True))
+    if request['status'] == 'failed':
+        raise exceptions.CommandError('scale of %s failed: %s' % (
+            server.id, (request.get('progress') or {}).get('message')))

@@ -10,84 +10,31 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""novaclient manager for the nova-drs ``/loadbalancer`` API (``cs.lb``)."""
+"""``cs.lb``: the nova-drs client (nova_drs.client) as a novaclient manager."""
 
-from urllib import parse
+import functools
 
 from novaclient import base
+from novaclient import exceptions
+
+from nova_drs import client
 
 
-class LoadBalancerManager(base.Manager):
-    """Calls of the loadbalancer API; every method returns the decoded JSON."""
+class LoadBalancerManager(client.DrsClient, base.Manager):
+    """novaclient finds this Manager subclass and attaches it as ``cs.lb``; the
+    calls are ``DrsClient``'s, over the session and endpoint novaclient set up."""
 
-    def list_hosts(self):
-        return self.client.get('/loadbalancer')[1]['hosts']
+    error = exceptions.CommandError
 
-    def get_host(self, host):
-        return self.client.get('/loadbalancer/%s' % parse.quote(host, safe=''))[1]['host']
+    def __init__(self, api):
+        # novaclient builds its extension managers before its HTTP client:
+        # the adapter is made on first use.
+        base.Manager.__init__(self, api)
 
-    def _action(self, name, **arguments):
-        return self.client.post('/loadbalancer/action', body={name: arguments})[1]
-
-    def suspend(self, host):
-        return self._action('suspend_host', host=host)['host']
-
-    def unsuspend(self, host):
-        return self._action('unsuspend_host', host=host)['host']
-
-    def clear_wake_failed(self, host):
-        return self._action('clear_wake_failed', host=host)['host']
-
-    def enter_maintenance(self, host):
-        return self._action('enter_maintenance', host=host)['host']
-
-    def exit_maintenance(self, host):
-        return self._action('exit_maintenance', host=host)['host']
-
-    def wake_test(self, host):
-        return self._action('wake_test', host=host)['request']
-
-    def set_power(self, host, driver, mode=None, mac_to_wake=None, options=None):
-        arguments = {'host': host, 'driver': driver}
-        if mode is not None:
-            arguments['mode'] = mode
-        if mac_to_wake is not None:
-            arguments['mac_to_wake'] = mac_to_wake
-        if options:
-            arguments['options'] = options
-        return self._action('set_power', **arguments)['host']
-
-    def list_rules(self):
-        return self.client.get('/loadbalancer/rules')[1]['rules']
-
-    def create_rule(self, rule_type, value, allow):
-        body = {'rule': {'type': rule_type, 'value': value, 'allow': allow}}
-        return self.client.post('/loadbalancer/rules', body=body)[1]['rule']
-
-    def delete_rule(self, rule_id):
-        self.client.delete('/loadbalancer/rules/%s' % parse.quote(str(rule_id), safe=''))
-
-    def get_plan(self, cluster=None):
-        url = '/loadbalancer/plan'
-        if cluster:
-            url += '?' + parse.urlencode({'cluster': cluster})
-        return self.client.get(url)[1]['plan']
-
-    def decide_plan(self, decision, plan_id):
-        body = {decision: {'plan_id': plan_id}}
-        return self.client.post('/loadbalancer/plan/action', body=body)[1]['plan']
-
-    def list_policies(self):
-        return self.client.get('/loadbalancer/policies')[1]['policies']
-
-    def scale_server(self, server_id, flavor):
-        return self._action('scale_server', server=server_id, flavor=flavor)['request']
-
-    def explain(self, kind, subject, cycles):
-        """Stored decisions about a host or a server (kind "host" or "server")."""
-        return self.client.get('/loadbalancer/explain/%ss/%s?cycles=%d'
-                               % (kind, parse.quote(subject, safe=''), cycles))[1]
-
-    def get_request(self, request_id):
-        return self.client.get('/loadbalancer/requests/%s'
-                               % parse.quote(str(request_id), safe=''))[1]['request']
+    @functools.cached_property
+    def adapter(self):
+        http = self.api.client
+        return client.compute_adapter(http.session, auth=http.auth,
+                                      region_name=http.region_name,
+                                      interface=http.interface,
+                                      endpoint_override=http.endpoint_override)

@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -123,14 +124,20 @@ def _tcp_open(port):
 
 # --- IPMI -------------------------------------------------------------------
 
-def start_ipmi_bmc(workdir, username, password, power_state='on'):
-    """pyghmi's BMC server in its own process; ``state_file`` shows its power."""
+def start_ipmi_bmc(workdir, username, password, power_state='on', watts=None):
+    """pyghmi's BMC server in its own process; ``state_file`` shows its power.
+
+    With ``watts`` it also answers DCMI Get Power Reading: ``watts`` while on,
+    0 when off; without, that command is refused as invalid, like a BMC
+    without DCMI.
+    """
     state_file = os.path.join(workdir, 'bmc-power-state')
     port_file = os.path.join(workdir, 'bmc-port')
     env = dict(os.environ, FAKE_BMC_USER=username, FAKE_BMC_PASSWORD=password)
     process, log_path = _spawn(
         [sys.executable, os.path.abspath(__file__), 'ipmi-bmc', '--state-file', state_file,
-         '--port-file', port_file, '--power-state', power_state], workdir, 'ipmi-bmc', env)
+         '--port-file', port_file, '--power-state', power_state]
+        + ([] if watts is None else ['--watts', str(watts)]), workdir, 'ipmi-bmc', env)
     peer = Peer(process, None, log_path, state_file=state_file)
 
     def ready():
@@ -197,6 +204,18 @@ def _run_ipmi_bmc(args):
         def power_shutdown(self):
             self.set_state('off')
 
+        def handle_raw_request(self, request, session):
+            if request['netfn'] == 0x2c and request['command'] == 2 and args.watts is not None:
+                return self.send_dcmi_power_reading(session)
+            return super().handle_raw_request(request, session)
+
+        def send_dcmi_power_reading(self, session):
+            """DCMI Get Power Reading: group 0xdc, current/min/max/average watts..."""
+            watts = args.watts if self.get_power_state() == 'on' else 0
+            data = ([0xdc] + list(struct.pack('<HHHH', watts, watts, watts, watts))
+                    + list(struct.pack('<II', int(time.time()), 1000)) + [0x40])
+            session.send_ipmi_response(data=data)
+
     server = FileBackedBmc({os.environ['FAKE_BMC_USER']: os.environ['FAKE_BMC_PASSWORD']})
     with open(args.port_file + '.tmp', 'w') as f:
         f.write(str(server.port))
@@ -209,12 +228,13 @@ def _run_ipmi_bmc(args):
 REDFISH_SYSTEM_UUID = '27946b59-9e44-4fa7-8e91-f3527a1ef094'
 
 
-def start_redfish_emulator(workdir, username, password, power_state='On'):
-    """sushy-tools' emulator with its fake system driver (no libvirt), basic auth."""
-    emulator = os.path.join(os.path.dirname(sys.executable), 'sushy-emulator')
-    if not os.path.exists(emulator):
-        raise PeerError('%s not found: run `.venv/bin/pip install -c constraints.txt '
-                        'sushy-tools`' % emulator)
+def start_redfish_emulator(workdir, username, password, power_state='On', watts=None):
+    """sushy-tools' emulator with its fake system driver (no libvirt), basic auth.
+
+    ``watts``: the chassis also serves a Power resource whose
+    PowerConsumedWatts is ``watts`` while the system is on, 0 when off
+    (sushy-tools has no Power resource of its own).
+    """
     import bcrypt
     auth_file = os.path.join(workdir, 'redfish-htpasswd')
     with open(auth_file, 'w') as f:
@@ -228,8 +248,11 @@ def start_redfish_emulator(workdir, username, password, power_state='On'):
         f.write('SUSHY_EMULATOR_STATE_DIR = %r\n' % os.path.join(workdir, 'redfish-state'))
         f.write('SUSHY_EMULATOR_FAKE_SYSTEMS = %r\n' % systems)
     port = free_port()
-    process, log_path = _spawn([emulator, '--config', config, '--fake', '-i', '127.0.0.1',
-                                '-p', str(port)], workdir, 'redfish-emulator')
+    command = [sys.executable, os.path.abspath(__file__), 'redfish-emulator', '--config', config,
+               '--port', str(port)]
+    if watts is not None:
+        command += ['--watts', str(watts)]
+    process, log_path = _spawn(command, workdir, 'redfish-emulator')
     peer = Peer(process, port, log_path, url='http://127.0.0.1:%d' % port,
                 system_id=REDFISH_SYSTEM_UUID)
 
@@ -295,6 +318,52 @@ def start_sshd(workdir):
     return _wait(peer, lambda: _tcp_open(port), 'sshd')
 
 
+def add_chassis_power(app, watts_of_system):
+    """Serve ``/redfish/v1/Chassis/<id>/Power`` on sushy-tools' emulator ``app``.
+
+    PowerControl[0].PowerConsumedWatts is the sum of ``watts_of_system(identity)``
+    over the systems of the first chassis (the emulator puts every system
+    there), and chassis documents link to it.
+    """
+    import json
+
+    import flask
+
+    def power(identity):
+        systems = app.systems.systems if app.chassis.uuid(identity) == app.chassis.chassis[0] \
+            else []
+        path = '/redfish/v1/Chassis/%s/Power' % identity
+        return flask.jsonify({
+            '@odata.type': '#Power.v1_5_0.Power', '@odata.id': path, 'Id': 'Power',
+            'Name': 'Power',
+            'PowerControl': [{'@odata.id': path + '#/PowerControl/0', 'MemberId': '0',
+                              'Name': 'System Power Control',
+                              'PowerConsumedWatts': sum(watts_of_system(s) for s in systems)}]})
+
+    app.add_url_rule('/redfish/v1/Chassis/<identity>/Power', 'chassis_power', power)
+
+    @app.after_request
+    def link_power(response):
+        parts = flask.request.path.strip('/').split('/')
+        if (flask.request.method == 'GET' and response.status_code == 200
+                and len(parts) == 4 and parts[:3] == ['redfish', 'v1', 'Chassis']):
+            document = json.loads(response.get_data())
+            document['Power'] = {'@odata.id': flask.request.path.rstrip('/') + '/Power'}
+            response.set_data(json.dumps(document))
+        return response
+
+
+def _run_redfish_emulator(args):
+    from sushy_tools.emulator import main as emulator
+
+    if args.watts is not None:
+        add_chassis_power(emulator.app, lambda system: args.watts if (
+            emulator.app.systems.get_power_state(system) == 'On') else 0)
+    sys.argv = ['sushy-emulator', '--config', args.config, '--fake', '-i', '127.0.0.1',
+                '-p', str(args.port)]
+    return emulator.main()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     commands = parser.add_subparsers(dest='command', required=True)
@@ -302,7 +371,16 @@ def main():
     bmc.add_argument('--state-file', required=True)
     bmc.add_argument('--port-file', required=True)
     bmc.add_argument('--power-state', choices=('on', 'off'), default='on')
+    bmc.add_argument('--watts', type=int,
+                     help='DCMI power reading while the chassis is on')
+    redfish = commands.add_parser('redfish-emulator', help='run sushy-tools\' emulator')
+    redfish.add_argument('--config', required=True)
+    redfish.add_argument('--port', type=int, required=True)
+    redfish.add_argument('--watts', type=float,
+                         help='serve a chassis Power resource with this PowerConsumedWatts')
     args = parser.parse_args()
+    if args.command == 'redfish-emulator':
+        sys.exit(_run_redfish_emulator(args))
     _run_ipmi_bmc(args)
 
 

@@ -57,7 +57,7 @@ from nova_drs.daemon import service  # noqa: E402
 from nova_drs.db import hosts as drs_hosts  # noqa: E402
 from nova_drs.loadbalancer import catalog  # noqa: E402
 from nova_drs.sim import traces as trace_files  # noqa: E402
-from nova_drs.stats import store  # noqa: E402
+from nova_drs.stats import ingest  # noqa: E402
 from tests.functional import base  # noqa: E402
 from tests.functional import daemon_support  # noqa: E402
 
@@ -121,7 +121,7 @@ class Sandbox(base.DrsFunctionalTestCase):
                                  'vcpus': 10},
                   'instances': per_host[host]}
                  for host in self.COMPUTE_HOSTS]
-        store.insert_samples(self.drs_db, batch)
+        ingest.insert_samples(self.drs_db, batch)
         return load
 
     def _run(self, balancer, servers):

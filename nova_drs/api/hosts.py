@@ -27,12 +27,13 @@ import json
 from nova_drs.api import clusters
 from nova_drs.api import faults
 from nova_drs.api import nova_hosts
-from nova_drs.api import policies
+from nova_drs.api import rbac
 from nova_drs.api import schemas
-from nova_drs.api import store
 from nova_drs import conf as drs_conf
 from nova_drs import opt_out
 from nova_drs.db import hosts as db_hosts
+from nova_drs.db import requests as db_requests
+from nova_drs.db import statistics as db_statistics
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
 from nova_drs.scale import api as scale_api
@@ -43,17 +44,17 @@ from nova_drs.scale import api as scale_api
 Action = collections.namedtuple('Action', 'rule schema handler')
 
 ACTIONS = {
-    'suspend_host': Action(policies.SUSPEND_HOST, schemas.HOST_ACTION, '_suspend_host'),
-    'unsuspend_host': Action(policies.UNSUSPEND_HOST, schemas.HOST_ACTION, '_unsuspend_host'),
-    'wake_test': Action(policies.WAKE_TEST, schemas.HOST_ACTION, '_wake_test'),
-    'set_power': Action(policies.SET_POWER, schemas.SET_POWER, '_set_power'),
-    'clear_wake_failed': Action(policies.CLEAR_WAKE_FAILED, schemas.HOST_ACTION,
+    'suspend_host': Action(rbac.SUSPEND_HOST, schemas.HOST_ACTION, '_suspend_host'),
+    'unsuspend_host': Action(rbac.UNSUSPEND_HOST, schemas.HOST_ACTION, '_unsuspend_host'),
+    'wake_test': Action(rbac.WAKE_TEST, schemas.HOST_ACTION, '_wake_test'),
+    'set_power': Action(rbac.SET_POWER, schemas.SET_POWER, '_set_power'),
+    'clear_wake_failed': Action(rbac.CLEAR_WAKE_FAILED, schemas.HOST_ACTION,
                                 '_clear_wake_failed'),
-    'enter_maintenance': Action(policies.ENTER_MAINTENANCE, schemas.HOST_ACTION,
+    'enter_maintenance': Action(rbac.ENTER_MAINTENANCE, schemas.HOST_ACTION,
                                 '_enter_maintenance'),
-    'exit_maintenance': Action(policies.EXIT_MAINTENANCE, schemas.HOST_ACTION,
+    'exit_maintenance': Action(rbac.EXIT_MAINTENANCE, schemas.HOST_ACTION,
                                '_exit_maintenance'),
-    'scale_server': Action(policies.SCALE_SERVER, schemas.SCALE_SERVER, '_scale_server'),
+    'scale_server': Action(rbac.SCALE_SERVER, schemas.SCALE_SERVER, '_scale_server'),
 }
 ACTION_SCHEMAS = {name: action.schema for name, action in ACTIONS.items()}
 ACTION_RULES = tuple(action.rule for action in ACTIONS.values())
@@ -105,8 +106,8 @@ class HostsController:
 
     def list(self, context):
         nova = nova_hosts.compute_hosts(context)
-        drs = store.drs_hosts(self.database)
-        stats = store.latest_stats(self.database, list(nova))
+        drs = db_hosts.public_records(self.database)
+        stats = db_statistics.latest_summary(self.database, list(nova))
         return 200, {'hosts': [host_view(nova[name], drs.get(name), stats.get(name))
                                for name in sorted(nova)]}
 
@@ -117,8 +118,8 @@ class HostsController:
 
     def _view(self, context, host):
         nova = self._nova_host(context, host)
-        return host_view(nova, store.drs_hosts(self.database, host).get(host),
-                         store.latest_stats(self.database, [host]).get(host))
+        return host_view(nova, db_hosts.public_records(self.database, host).get(host),
+                         db_statistics.latest_summary(self.database, [host]).get(host))
 
     @staticmethod
     def _nova_host(context, host):
@@ -133,7 +134,7 @@ class HostsController:
         except schemas.ValidationError as exc:
             raise faults.BadRequest(str(exc)) from None
         action = ACTIONS[name]
-        policies.authorize(context, action.rule)
+        rbac.authorize(context, action.rule)
         if 'host' in arguments:
             nova = self._nova_host(context, arguments['host'])
             db_hosts.ensure(self.database, nova['host'], nova['hypervisor_hostname'])
@@ -144,7 +145,7 @@ class HostsController:
             return 200, {'request': scale_api.show(self.database, request_id)}
 
     def _current_state(self, host):
-        return store.drs_hosts(self.database, host)[host]['suspend_state']
+        return db_hosts.public_records(self.database, host)[host]['suspend_state']
 
     def _scale_server(self, context, arguments):
         with _scale_faults():
@@ -230,8 +231,7 @@ class HostsController:
 
     def _wake_test(self, context, arguments):
         host = arguments['host']
-        request, created = store.add_request(self.database, host, 'wake_test',
-                                             requester(context))
+        request, created = db_requests.add(self.database, host, 'wake_test', requester(context))
         if not created:
             raise faults.Conflict('a wake test of host %s is already %s (request %d)'
                                   % (host, request['status'], request['id']))

@@ -64,7 +64,7 @@ from nova_drs.api import explain
 from nova_drs.api import faults
 from nova_drs.api import hosts
 from nova_drs.api import plans
-from nova_drs.api import policies
+from nova_drs.api import rbac
 from nova_drs.api import rules
 from nova_drs.api import schemas
 from nova_drs import conf as drs_conf
@@ -85,25 +85,25 @@ def _route(controller, action, *gate, query=schemas.NO_QUERY):
 #: (path under /loadbalancer, {method: Route}); fixed paths come before
 #: ``{host}`` so "rules", "plan", ... are never taken for hosts.
 ROUTES = (
-    ('', {'GET': _route('hosts', 'list', policies.HOST_LIST)}),
+    ('', {'GET': _route('hosts', 'list', rbac.HOST_LIST)}),
     ('/action', {'POST': _route('hosts', 'action', *hosts.ACTION_RULES)}),
-    ('/rules', {'GET': _route('rules', 'list', policies.RULE_LIST),
-                'POST': _route('rules', 'create', policies.RULE_CREATE)}),
-    ('/rules/{rule_id}', {'GET': _route('rules', 'show', policies.RULE_SHOW),
-                          'DELETE': _route('rules', 'delete', policies.RULE_DELETE)}),
-    ('/plan', {'GET': _route('plans', 'show', policies.PLAN_SHOW,
+    ('/rules', {'GET': _route('rules', 'list', rbac.RULE_LIST),
+                'POST': _route('rules', 'create', rbac.RULE_CREATE)}),
+    ('/rules/{rule_id}', {'GET': _route('rules', 'show', rbac.RULE_SHOW),
+                          'DELETE': _route('rules', 'delete', rbac.RULE_DELETE)}),
+    ('/plan', {'GET': _route('plans', 'show', rbac.PLAN_SHOW,
                              query=schemas.PLAN_QUERY)}),
     ('/plan/action', {'POST': _route('plans', 'action', *plans.DECISION_RULES)}),
-    ('/policies', {'GET': _route('algorithms', 'list', policies.POLICY_LIST)}),
+    ('/policies', {'GET': _route('algorithms', 'list', rbac.POLICY_LIST)}),
     ('/requests/{request_id}', {'GET': _route('hosts', 'show_request',
-                                              policies.SCALE_SHOW)}),
-    ('/energy', {'GET': _route('energy', 'report', policies.ENERGY_REPORT,
+                                              rbac.SCALE_SHOW)}),
+    ('/energy', {'GET': _route('energy', 'report', rbac.ENERGY_REPORT,
                                query=schemas.ENERGY_QUERY)}),
-    ('/explain/hosts/{host}', {'GET': _route('explain', 'host', policies.EXPLAIN,
+    ('/explain/hosts/{host}', {'GET': _route('explain', 'host', rbac.EXPLAIN,
                                              query=schemas.EXPLAIN_QUERY)}),
-    ('/explain/servers/{server_id}', {'GET': _route('explain', 'server', policies.EXPLAIN,
+    ('/explain/servers/{server_id}', {'GET': _route('explain', 'server', rbac.EXPLAIN,
                                                     query=schemas.EXPLAIN_QUERY)}),
-    ('/{host}', {'GET': _route('hosts', 'show', policies.HOST_SHOW)}),
+    ('/{host}', {'GET': _route('hosts', 'show', rbac.HOST_SHOW)}),
 )
 
 #: Path parameters that are row ids: anything but an id in range is 404.
@@ -164,7 +164,7 @@ class LoadBalancerMiddleware:
         self.application = application
         self.mapper = _mapper()
         self._database = None
-        policies.register()
+        rbac.register()
 
     @classmethod
     def factory(cls, global_config, **local_config):
@@ -234,7 +234,7 @@ class LoadBalancerMiddleware:
                       'come after keystonecontext in api-paste.ini')
             raise faults.ApiError('nova-drs API filter misplaced in api-paste.ini')
         route = methods[req.method]
-        if not any(policies.allowed(context, rule) for rule in route.gate):
+        if not any(rbac.allowed(context, rule) for rule in route.gate):
             raise faults.Forbidden('policy does not allow %s' % ' or '.join(route.gate))
         arguments = self._path_arguments(match)
         arguments.update(self._query_arguments(req, route.query))

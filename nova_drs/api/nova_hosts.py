@@ -68,15 +68,21 @@ def compute_hosts(context, host=None):
     With ``host``, only that host (an empty dict when nova does not know it).
     A cell that does not answer is logged and left out.
     """
-    results = nova_context.scatter_gather_skip_cell0(context, _cell_hosts, host)
     hosts = {}
-    for cell_uuid, result in results.items():
-        if nova_context.is_cell_failure_sentinel(result):
-            LOG.warning('nova-drs API: cell %s did not answer; its hosts are left out',
-                        cell_uuid)
-            continue
+    for result in _every_cell(context, _cell_hosts, host, 'hosts'):
         hosts.update(result)
     return hosts
+
+
+def _every_cell(context, function, host, what):
+    """``function(cell_context, host)`` of each cell that answered."""
+    results = nova_context.scatter_gather_skip_cell0(context, function, host)
+    for cell_uuid, result in results.items():
+        if nova_context.is_cell_failure_sentinel(result):
+            LOG.warning('nova-drs API: cell %s did not answer; its %s are left out',
+                        cell_uuid, what)
+            continue
+        yield result
 
 
 def _cell_pinned(cell_context, host):
@@ -91,12 +97,6 @@ def _cell_pinned(cell_context, host):
 
 def pinned_servers(context, host):
     """[{id, level}] of the servers on ``host`` opted out with ``drs:automation``."""
-    results = nova_context.scatter_gather_skip_cell0(context, _cell_pinned, host)
-    pinned = []
-    for cell_uuid, result in results.items():
-        if nova_context.is_cell_failure_sentinel(result):
-            LOG.warning('nova-drs API: cell %s did not answer; its servers are left out',
-                        cell_uuid)
-            continue
-        pinned.extend(result)
+    pinned = [server for result in _every_cell(context, _cell_pinned, host, 'servers')
+              for server in result]
     return sorted(pinned, key=lambda server: server['id'])

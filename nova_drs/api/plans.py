@@ -19,13 +19,13 @@ rejected behind its back).
 
 from nova_drs.api import faults
 from nova_drs.api import hosts
-from nova_drs.api import policies
+from nova_drs.api import rbac
 from nova_drs.api import schemas
-from nova_drs.api import store
+from nova_drs.db import plans as db_plans
 
 DECISIONS = {
-    'approve': (policies.PLAN_APPROVE, 'approved'),
-    'reject': (policies.PLAN_REJECT, 'rejected'),
+    'approve': (rbac.PLAN_APPROVE, 'approved'),
+    'reject': (rbac.PLAN_REJECT, 'rejected'),
 }
 DECISION_RULES = tuple(rule for rule, _ in DECISIONS.values())
 
@@ -37,7 +37,7 @@ class PlansController:
         self.database = database
 
     def show(self, context, cluster=None):
-        return 200, {'plan': store.latest_plan(self.database, cluster)}
+        return 200, {'plan': db_plans.latest(self.database, cluster)}
 
     def action(self, context, body):
         try:
@@ -45,11 +45,11 @@ class PlansController:
         except schemas.ValidationError as exc:
             raise faults.BadRequest(str(exc)) from None
         rule, status = DECISIONS[name]
-        policies.authorize(context, rule)
+        rbac.authorize(context, rule)
         plan_id = arguments['plan_id']
-        plan = store.decide_plan(self.database, plan_id, status, hosts.requester(context))
+        plan = db_plans.decide(self.database, plan_id, status, hosts.requester(context))
         if plan is None:
-            current = store.get_plan(self.database, plan_id)
+            current = db_plans.get(self.database, plan_id)
             if current is None:
                 raise faults.NotFound('plan %d not found' % plan_id)
             raise faults.Conflict('plan %d is %s; only a pending plan can be %s'

@@ -21,7 +21,7 @@ import re
 
 from nova_drs.api import faults
 from nova_drs.api import schemas
-from nova_drs.api import store
+from nova_drs.db import rules as db_rules
 
 
 class RulesController:
@@ -31,10 +31,10 @@ class RulesController:
         self.database = database
 
     def list(self, context):
-        return 200, {'rules': store.list_rules(self.database)}
+        return 200, {'rules': db_rules.list_all(self.database)}
 
     def show(self, context, rule_id):
-        rule = store.get_rule(self.database, rule_id)
+        rule = db_rules.get(self.database, rule_id)
         if rule is None:
             raise faults.NotFound('rule %d not found' % rule_id)
         return 200, {'rule': rule}
@@ -50,10 +50,10 @@ class RulesController:
         except (re.error, RecursionError, OverflowError) as exc:
             raise faults.BadRequest('invalid regular expression %r: %s'
                                     % (rule['value'][:255], exc)) from None
-        return 201, {'rule': store.add_rule(self.database, rule['type'], rule['value'],
-                                            rule['allow'])}
+        return 201, {'rule': db_rules.add(self.database, rule['type'], rule['value'],
+                                          rule['allow'])}
 
     def delete(self, context, rule_id):
-        if not store.delete_rule(self.database, rule_id):
+        if not db_rules.delete(self.database, rule_id):
             raise faults.NotFound('rule %d not found' % rule_id)
         return 204, None

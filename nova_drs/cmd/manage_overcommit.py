@@ -21,9 +21,9 @@ prints physical, ratio, total, used, free and % per aggregate host, including
 hosts over 100 % after a ratio was lowered.
 """
 
+from nova_drs.db import api as db_api
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import placement_sync
-from nova_drs.overcommit import store
 
 
 def _nova_context(conf):
@@ -109,7 +109,7 @@ def _sync(conf):
     from nova import utils as nova_utils
     ctxt = _nova_context(conf)
     placement = nova_utils.get_ksa_adapter('placement')
-    result, text = run_sync(conf, placement, store.database(conf), ctxt,
+    result, text = run_sync(conf, placement, db_api.shared_database(conf), ctxt,
                             aggregate=conf.category.aggregate,
                             dry_run=conf.category.dry_run)
     print(text)
@@ -117,7 +117,7 @@ def _sync(conf):
 
 
 def _report(conf):
-    _rows, text = run_report(conf, store.database(conf), _nova_context(conf))
+    _rows, text = run_report(conf, db_api.shared_database(conf), _nova_context(conf))
     print(text)
     return 0
 

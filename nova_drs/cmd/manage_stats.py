@@ -17,7 +17,7 @@ import datetime
 from oslo_utils import timeutils
 
 from nova_drs.db import api
-from nova_drs.stats import store
+from nova_drs.db import statistics as db_statistics
 
 
 def _purge(conf):
@@ -27,7 +27,7 @@ def _purge(conf):
     if seconds < 0:
         raise ValueError('--older-than must be 0 or more seconds, got %d' % seconds)
     before = timeutils.utcnow() - datetime.timedelta(seconds=seconds)
-    hosts, instances = store.purge(api.Database.from_conf(conf), before)
+    hosts, instances = db_statistics.purge(api.Database.from_conf(conf), before)
     print('purged %d host and %d instance samples taken before %s'
           % (hosts, instances, before.isoformat(timespec='seconds')))
     return 0

@@ -54,7 +54,9 @@ metrics_opts = [
 energy_group = cfg.OptGroup(
     'drs_energy', title='nova-drs power model',
     help='Watts a host draws, for the power metrics and "openstack drs report '
-         'energy" when no Redfish BMC measures it.')
+         'energy": measured by the host\'s BMC where its power driver can '
+         '(redfish: PowerConsumedWatts, ipmi: DCMI power reading), else '
+         'modelled from its CPU utilisation.')
 
 energy_opts = [
     cfg.Opt('power_curve',
@@ -68,6 +70,17 @@ energy_opts = [
                  default=5.0, min=0.0,
                  help='Watts a suspended or powered-off host still draws '
                       '(BMC, standby NIC).'),
+    cfg.IntOpt('power_readings_per_cycle',
+               default=100, min=0,
+               help='Most BMCs nova-loadbalancer asks for the power drawn each '
+                    'cycle (active hosts whose power driver is redfish or ipmi, '
+                    'the least recently read first, 8 at a time); 0 reads none '
+                    'and every figure is modelled. With N such hosts each is '
+                    'read every ceil(N / this) cycles.'),
+    cfg.IntOpt('reading_retention',
+               default=24 * 7, min=1, max=24 * 366,
+               help='Hours power readings are kept; energy reports over longer '
+                    'periods fall back to the power model.'),
 ]
 
 

@@ -39,8 +39,8 @@ from nova_drs import opt_out
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
+from nova_drs.db import statistics as db_statistics
 from nova_drs.loadbalancer import model
-from nova_drs.stats import store
 
 LOG = logging.getLogger(__name__)
 
@@ -290,9 +290,9 @@ class Observer:
 
 def read_statistics(database, history):
     """Top ``history`` up with the samples stored since it was last read."""
-    host_rows = store.host_cpu_since(database, history.since())
+    host_rows = db_statistics.host_cpu_since(database, history.since())
     after, late = history.unseen(host_rows)
-    history.add(host_rows, store.instance_cpu_since(database, after, late))
+    history.add(host_rows, db_statistics.instance_cpu_since(database, after, late))
 
 
 class History:

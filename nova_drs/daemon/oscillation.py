@@ -21,22 +21,9 @@ too, since emptying it would move the server anyway.
 import datetime
 
 from oslo_utils import timeutils
-import sqlalchemy as sa
 
-from nova_drs.db import models
+from nova_drs.db import lb_migrations
 from nova_drs.observability import metrics
-
-
-def recent_moves(database, uuids, since):
-    """{instance_uuid: migrations requested since ``since``} for ``uuids``."""
-    if not uuids:
-        return {}
-    table = models.LbMigration.__table__
-    with database.reader() as session:
-        return dict(session.execute(
-            sa.select(table.c.instance_uuid, sa.func.count())
-            .where(table.c.instance_uuid.in_(sorted(uuids)), table.c.created_at >= since)
-            .group_by(table.c.instance_uuid)).all())
 
 
 def hold(database, actions, hosted, max_moves, window, now=None):
@@ -51,7 +38,7 @@ def hold(database, actions, hosted, max_moves, window, now=None):
     suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
     moving = {a['instance']: a['source'] for a in actions if a['type'] == 'migrate'}
     moving.update({uuid: host for uuid, host in hosted.items() if host in suspending})
-    moves = recent_moves(database, moving, since)
+    moves = lb_migrations.recent_moves(database, moving, since)
     held = [{'instance': uuid, 'host': host, 'moves': moves[uuid],
              'reason': 'moved %d times in %d s (max_moves_per_server %d)'
                        % (moves[uuid], window, max_moves)}

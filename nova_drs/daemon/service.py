@@ -24,6 +24,7 @@ from oslo_utils import timeutils
 from nova_drs import cluster_policy
 from nova_drs.daemon import explain
 from nova_drs.daemon import lifecycle as lifecycle_mod
+from nova_drs.daemon import measure
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.daemon import oscillation
@@ -32,9 +33,9 @@ from nova_drs.daemon import planning
 from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
-from nova_drs.db import models
 from nova_drs.db import plans
 from nova_drs.db import requests as admin_requests
+from nova_drs.db import rules as db_rules
 from nova_drs.observability import metrics
 from nova_drs.overcommit import placement_sync
 from nova_drs.scale import executor as scale_executor
@@ -71,6 +72,7 @@ class LoadBalancer:
         self.resolver = cluster_policy.Resolver()
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
+        self.power_meter = measure.PowerMeter(conf, database, power_drivers)
 
     def _observer(self):
         """The observer keeps the cloud's inventory between cycles (per nova client)."""
@@ -86,11 +88,9 @@ class LoadBalancer:
         return self.coordinator is None or self.coordinator.still_leader()
 
     def _rules(self):
-        with self.db.reader() as session:
-            rows = session.query(models.LbRule).order_by(models.LbRule.id).all()
-            return observe.Rules([{'id': r.id, 'type': r.type, 'value': r.value,
-                                   'allow': r.allow}
-                                  for r in rows])
+        return observe.Rules([{'id': r['id'], 'type': r['type'], 'value': r['value'],
+                               'allow': r['allow']}
+                              for r in db_rules.list_all(self.db)])
 
     def run_cycle(self, dry_run=False):
         """One cycle; returns a summary dict (also what --dry-run prints).
@@ -143,7 +143,16 @@ class LoadBalancer:
             summary.update(self._act(actions, view, budget, record))
         record.evacuations(actions)
         self._store_decisions(record, view, rules, held)
+        self._read_power()
         return summary
+
+    def _read_power(self):
+        """Power readings of a batch of BMCs: figures only, never cost a cycle."""
+        try:
+            with metrics.observe_phase('measure'):
+                self.power_meter.read()
+        except Exception:
+            LOG.exception('power readings skipped this cycle')
 
     def _record_inventory(self, view, actions, now):
         """What this cycle planned from, for ``nova-drs-sim --from-stats``."""

@@ -14,6 +14,7 @@
 
 import contextlib
 import os
+import threading
 
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
@@ -102,3 +103,20 @@ class Database:
 
     def dispose(self):
         self._context.dispose_pool()
+
+
+_databases = {}
+_databases_lock = threading.Lock()
+
+
+def shared_database(conf):
+    """The process-wide Database for ``conf``'s DRS connection (created once).
+
+    For the plugins nova loads (scheduler filters and weighers), which have
+    no process of their own to hold one, and the ``nova-drs-manage`` commands.
+    """
+    connection = connection_from_conf(conf)
+    with _databases_lock:
+        if connection not in _databases:
+            _databases[connection] = Database.from_conf(conf)
+        return _databases[connection]

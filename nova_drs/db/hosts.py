@@ -85,6 +85,57 @@ def states(database):
             sa.select(models.DrsHost.host, models.DrsHost.suspend_state)).all())
 
 
+def public_records(database, host=None):
+    """{host: the API's public view of its record (no power options)}."""
+    query = sa.select(models.DrsHost)
+    if host is not None:
+        query = query.filter_by(host=host)
+    with database.reader() as session:
+        return {row.host: _public(row) for row in session.scalars(query)}
+
+
+def _public(row):
+    return {
+        'suspend_state': row.suspend_state,
+        'state_reason': row.state_reason,
+        'state_changed_at': row.state_changed_at,
+        'mac_to_wake': row.mac_to_wake,
+        'power_driver': row.power_driver,
+        'power_mode': row.power_mode,
+        'wake_failed': row.wake_failed,
+    }
+
+
+def non_active_states(database):
+    """{host: state} of hosts that are not active, in one query (absent = active)."""
+    table = models.DrsHost.__table__
+    with database.reader() as session:
+        return dict(session.execute(
+            sa.select(table.c.host, table.c.suspend_state)
+            .where(table.c.suspend_state != ACTIVE)).all())
+
+
+def states_and_wake_failed(database):
+    """[(host, suspend_state, wake_failed)] of every known host, in one query."""
+    table = models.DrsHost.__table__
+    with database.reader() as session:
+        return session.execute(sa.select(table.c.host, table.c.suspend_state,
+                                         table.c.wake_failed)).all()
+
+
+def active_hosts(session):
+    """Names of the active hosts, in the caller's transaction."""
+    return session.execute(sa.select(models.DrsHost.host).where(
+        models.DrsHost.suspend_state == ACTIVE)).scalars().all()
+
+
+def in_states(states):
+    """SELECT of the names of hosts in one of ``states``, for a subquery of another
+    entity's query (it never runs alone)."""
+    table = models.DrsHost.__table__
+    return sa.select(table.c.host).where(table.c.suspend_state.in_(states))
+
+
 def new_record(host):
     """The record ``ensure`` would create, for views that must not write (dry run)."""
     return {'host': host, 'hypervisor_hostname': None, 'suspend_state': ACTIVE,
@@ -94,15 +145,19 @@ def new_record(host):
             'power_settings': (None, None, {}, None)}
 
 
-def list_with_power(database, busy_only=False):
+def list_with_power(database, busy_only=False, active_with=None):
     """Host records plus their ``power_settings`` tuple, in one Core query.
 
     ``busy_only``: only hosts in a power transition or disabled by nova-drs
-    (what the host lifecycle advances). The records hold secrets (power
+    (what the host lifecycle advances); ``active_with``: only active hosts
+    whose power driver is one of these names. The records hold secrets (power
     options): for the daemon's power drivers only, never for an API response.
     """
     table = models.DrsHost.__table__
     query = sa.select(table).order_by(table.c.host)
+    if active_with is not None:
+        query = query.where(table.c.suspend_state == ACTIVE,
+                            table.c.power_driver.in_(list(active_with)))
     if busy_only:
         query = query.where(sa.or_(table.c.suspend_state.in_(
                                        (SUSPENDING, WAKING, ENTERING_MAINTENANCE)),
@@ -256,6 +311,15 @@ def _still_at(table, host, state, version):
     """WHERE clause of a lifecycle step's compare-and-swap: the host as the step read it."""
     return (table.c.host == host, table.c.suspend_state == state,
             table.c.state_version == version)
+
+
+def lock_if_still_at(session, host, state, version):
+    """In the caller's transaction: lock ``host``'s row when it is still ``state`` at
+    ``version`` (a no-op update); False when it moved since it was read."""
+    table = models.DrsHost.__table__
+    still = session.execute(table.update().where(*_still_at(table, host, state, version))
+                            .values(state_version=table.c.state_version))
+    return still.rowcount == 1
 
 
 def set_fields_at(database, host, state, version, **fields):

@@ -16,6 +16,7 @@
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from nova_drs.db import hosts
 from nova_drs.db import models
 
 REQUESTED = 'requested'
@@ -76,14 +77,8 @@ def request_at(database, host, state, version, instance_uuid, kind, reason):
     lock), so a cancel that won first leaves no row and the step sends
     nothing. Returns the request id, or None when the host moved meanwhile.
     """
-    table = models.DrsHost.__table__
     with database.writer() as session:
-        still = session.execute(
-            table.update()
-            .where(table.c.host == host, table.c.suspend_state == state,
-                   table.c.state_version == version)
-            .values(state_version=table.c.state_version))
-        if still.rowcount != 1:
+        if not hosts.lock_if_still_at(session, host, state, version):
             return None
         row = models.LbMigration(instance_uuid=instance_uuid, source=host, destination=None,
                                  kind=kind, reason=reason, status=REQUESTED,
@@ -101,12 +96,41 @@ def abandoned_evacuations(database, evacuating_states, source=None):
     abandoned or cancelled the lifecycle closes them. One query per cycle,
     whatever the number of hosts (or only ``source``'s rows).
     """
-    hosts = models.DrsHost.__table__
-    evacuating = sa.select(hosts.c.host).where(hosts.c.suspend_state.in_(evacuating_states))
     query = sa.select(models.LbMigration).where(
         models.LbMigration.status == REQUESTED, models.LbMigration.destination.is_(None),
-        models.LbMigration.source.not_in(evacuating))
+        models.LbMigration.source.not_in(hosts.in_states(evacuating_states)))
     if source is not None:
         query = query.where(models.LbMigration.source == source)
     with database.reader() as session:
         return [_as_dict(row) for row in session.scalars(query)]
+
+
+def recent_moves(database, uuids, since):
+    """{instance_uuid: migrations requested since ``since``} for ``uuids``."""
+    if not uuids:
+        return {}
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return dict(session.execute(
+            sa.select(table.c.instance_uuid, sa.func.count())
+            .where(table.c.instance_uuid.in_(sorted(uuids)), table.c.created_at >= since)
+            .group_by(table.c.instance_uuid)).all())
+
+
+def counts_by_status_and_reason(database):
+    """[(status, reason, migrations)], one grouped query over the whole table."""
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return session.execute(sa.select(table.c.status, table.c.reason, sa.func.count())
+                               .group_by(table.c.status, table.c.reason)).all()
+
+
+def counts_by_status(database, sources, since, until):
+    """{status: migrations} requested in [since, until) from one of ``sources``."""
+    table = models.LbMigration.__table__
+    query = (sa.select(table.c.status, sa.func.count())
+             .where(table.c.created_at >= since, table.c.created_at < until,
+                    table.c.source.in_(list(sources)))
+             .group_by(table.c.status))
+    with database.reader() as session:
+        return dict(session.execute(query).all())

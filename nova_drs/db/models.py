@@ -239,6 +239,22 @@ class LbDecision(Base):
     )
 
 
+class DrsPowerReading(Base):
+    """Watts a host's BMC reported (Redfish PowerConsumedWatts, IPMI DCMI)."""
+
+    __tablename__ = 'drs_power_readings'
+
+    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    read_at = sa.Column(sa.DateTime, nullable=False)
+    watts = sa.Column(sa.Float, nullable=False)
+
+    __table_args__ = (
+        sa.Index('drs_power_readings_host_idx', 'host', 'read_at'),
+        sa.Index('drs_power_readings_read_at_idx', 'read_at'),
+    )
+
+
 class InstanceOvercommit(TimestampMixin, Base):
     """The allocation ratios an instance was deployed with, and its size.
 

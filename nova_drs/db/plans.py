@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The daemon's side of ``lb_plans``: store each plan, pick approved ones."""
+"""Plans (table ``lb_plans``): the daemon stores each plan and picks approved ones,
+the API shows them and decides pending ones; every status change is the one
+compare-and-swap ``_swap``."""
 
 import json
 
@@ -19,6 +21,24 @@ import sqlalchemy as sa
 
 from nova_drs.db import models
 
+
+def _loads(text):
+    if not text:
+        return []
+    try:
+        return json.loads(text)
+    except ValueError:
+        # Written by a daemon we do not control: show it rather than fail.
+        return [text]
+
+
+def as_dict(row):
+    return {
+        'id': row.id, 'cluster': row.cluster, 'created_at': row.created_at,
+        'updated_at': row.updated_at, 'mode': row.mode, 'status': row.status,
+        'actions': _loads(row.actions), 'reasons': _loads(row.reasons),
+        'decided_by': row.decided_by,
+    }
 
 
 def save(database, mode, actions, status, cluster=None):
@@ -41,14 +61,50 @@ def approved(database):
         return [(row.id, json.loads(row.actions or '[]')) for row in rows]
 
 
+def _swap(session, plan_id, expected, status, **values):
+    """The one compare-and-swap of a plan's status, in the caller's transaction."""
+    result = session.execute(sa.update(models.LbPlan)
+                             .where(models.LbPlan.id == plan_id,
+                                    models.LbPlan.status == expected)
+                             .values(status=status, updated_at=timeutils.utcnow(), **values))
+    return result.rowcount == 1
+
+
 def set_status(database, plan_id, status, expected):
     """Compare-and-swap the status of a plan; True when this caller won."""
     with database.writer() as session:
-        result = session.execute(sa.update(models.LbPlan)
-                                 .where(models.LbPlan.id == plan_id,
-                                        models.LbPlan.status == expected)
-                                 .values(status=status, updated_at=timeutils.utcnow()))
-        return result.rowcount == 1
+        return _swap(session, plan_id, expected, status)
+
+
+def decide(database, plan_id, status, decided_by):
+    """pending -> ``status`` (compare-and-swap); the plan dict, or None if not pending."""
+    with database.writer() as session:
+        if not _swap(session, plan_id, 'pending', status, decided_by=decided_by):
+            return None
+        return as_dict(session.get(models.LbPlan, plan_id))
+
+
+def latest(database, cluster=None):
+    """The newest plan (of ``cluster``) as a dict, or None."""
+    query = sa.select(models.LbPlan).order_by(models.LbPlan.id.desc()).limit(1)
+    if cluster is not None:
+        query = query.filter_by(cluster=cluster)
+    with database.reader() as session:
+        row = session.scalars(query).first()
+        return as_dict(row) if row else None
+
+
+def get(database, plan_id):
+    with database.reader() as session:
+        row = session.get(models.LbPlan, plan_id)
+        return as_dict(row) if row else None
+
+
+def count_pending(database):
+    """Plans waiting for an administrator's approval (one COUNT)."""
+    with database.reader() as session:
+        return session.execute(sa.select(sa.func.count()).select_from(
+            models.LbPlan).where(models.LbPlan.status == 'pending')).scalar()
 
 
 def expire_pending(database):

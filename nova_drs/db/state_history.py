@@ -59,3 +59,19 @@ def counts_by_state(database):
     with database.reader() as session:
         return dict(session.execute(
             sa.select(TABLE.c.state, sa.func.count()).group_by(TABLE.c.state)).all())
+
+
+def recent(database, since, states):
+    """[(host, state, changed_at)] of transitions into ``states`` from ``since`` on,
+    per host in order (wake latencies)."""
+    with database.reader() as session:
+        return session.execute(
+            sa.select(TABLE.c.host, TABLE.c.state, TABLE.c.changed_at)
+            .where(TABLE.c.changed_at >= since, TABLE.c.state.in_(states))
+            .order_by(TABLE.c.host, TABLE.c.changed_at, TABLE.c.id)).all()
+
+
+def first_change_at(database):
+    """When the history began (its oldest transition), or None when empty."""
+    with database.reader() as session:
+        return session.execute(sa.select(sa.func.min(TABLE.c.changed_at))).scalar()

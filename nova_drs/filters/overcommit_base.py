@@ -24,11 +24,12 @@ from nova.scheduler import utils as scheduler_utils
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
+from nova_drs.db import api as db_api
+from nova_drs.db import overcommit as db_overcommit
 from nova_drs.filters import request_cache
 from nova_drs.overcommit import accounting
 from nova_drs.overcommit import alerts
 from nova_drs.overcommit import ratios
-from nova_drs.overcommit import store
 
 LOG = logging.getLogger(__name__)
 CONF = drs_conf.CONF
@@ -48,7 +49,7 @@ class _RecordedUsage:
 
     def read(self, spec_obj=None):
         try:
-            usage = store.usage_by_host(store.database(CONF))
+            usage = db_overcommit.usage_by_host(db_api.shared_database(CONF))
         except Exception as exc:
             with self._lock:
                 first, self._outage = not self._outage, True

@@ -17,25 +17,14 @@ import time
 from nova.scheduler import filters
 from nova.scheduler import utils as scheduler_utils
 from oslo_log import log as logging
-import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs.db import api as db_api
 from nova_drs.db import hosts
-from nova_drs.db import models
 from nova_drs.filters import request_cache
-from nova_drs.overcommit import store
 
 LOG = logging.getLogger(__name__)
 CONF = drs_conf.CONF
-
-
-def non_active_states(database):
-    """{host: state} of hosts that are not active, in one query (absent = active)."""
-    table = models.DrsHost.__table__
-    with database.reader() as session:
-        return dict(session.execute(
-            sa.select(table.c.host, table.c.suspend_state)
-            .where(table.c.suspend_state != hosts.ACTIVE)).all())
 
 
 class HostStateSnapshot:
@@ -59,7 +48,7 @@ class HostStateSnapshot:
 
     def read(self, spec_obj=None):
         try:
-            states = non_active_states(store.database(self._conf))
+            states = hosts.non_active_states(db_api.shared_database(self._conf))
         except Exception as exc:
             return self._fallback(exc)
         if self._outage:

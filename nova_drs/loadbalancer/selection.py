@@ -26,11 +26,8 @@ class MinimumMigrationTime:
     PARAMETERS = schema.NONE
 
     def select(self, state, i, rng):
-        best, best_ram = None, None
-        for j in _candidates(state, i):
-            if best is None or state.vm_ram[j] < best_ram:
-                best, best_ram = j, state.vm_ram[j]
-        return best
+        # min() keeps the first of equals, as CloudSim's strict "<" scan does.
+        return min(_candidates(state, i), key=lambda j: state.vm_ram[j], default=None)
 
 
 class MinimumUtilisation:
@@ -39,11 +36,7 @@ class MinimumUtilisation:
     PARAMETERS = schema.NONE
 
     def select(self, state, i, rng):
-        best, best_demand = None, None
-        for j in _candidates(state, i):
-            if best is None or state.vm_demand[j] < best_demand:
-                best, best_demand = j, state.vm_demand[j]
-        return best
+        return min(_candidates(state, i), key=lambda j: state.vm_demand[j], default=None)
 
 
 class RandomSelection:

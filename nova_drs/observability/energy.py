@@ -13,8 +13,9 @@
 """Energy and power figures from the DRS database and the power model.
 
 Hosts' states come from ``drs_hosts`` and their transition history, their
-utilisation from the statistics store; the curves from ``[drs_energy]`` and
-the aggregates' ``drs_power_curve`` metadata.
+utilisation from the statistics store; watts from the BMC readings the
+daemon stored (``drs_power_readings``) where there are some, else from the
+curves of ``[drs_energy]`` and the aggregates' ``drs_power_curve`` metadata.
 """
 
 import datetime
@@ -22,13 +23,13 @@ import logging
 import re
 
 from oslo_utils import timeutils
-import sqlalchemy as sa
 
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.db import models
+from nova_drs.db import lb_migrations
+from nova_drs.db import power_readings
 from nova_drs.db import state_history
+from nova_drs.db import statistics as db_statistics
 from nova_drs.observability import power_model
-from nova_drs.stats import store
 
 LOG = logging.getLogger(__name__)
 CURVE_KEY = 'drs_power_curve'
@@ -77,38 +78,33 @@ def _curve(conf, curves, host):
 
 
 def power_now(database, conf, curves=None):
-    """[(host, state, watts drawn, watts saved)] from each host's newest sample."""
+    """[(host, state, watts drawn, watts saved, measured)] for every known host.
+
+    An active host's BMC reading counts when it is no older than
+    ``[loadbalancer] stats_max_age`` (like the statistics the daemon trusts);
+    otherwise the power model prices the host's newest CPU sample.
+    """
     curves = curves or {}
     states = drs_hosts.states(database)
-    samples = store.latest_hosts(database, list(states))
+    samples = db_statistics.latest_hosts(database, list(states))
+    fresh = timeutils.utcnow() - datetime.timedelta(seconds=conf.loadbalancer.stats_max_age)
+    readings = {host: watts for host, (read_at, watts)
+                in power_readings.newest(database).items() if read_at >= fresh}
     result = []
     for host, state in sorted(states.items()):
         newest = samples.get(host) or [{}]
         utilisation = (newest[0].get('cpu_used_percent') or 0.0) / 100.0
+        measured = readings.get(host) if state == drs_hosts.ACTIVE else None
         drawn, saved = power_model.power_now(state, _curve(conf, curves, host), utilisation,
-                                             conf.drs_energy.suspended_watts)
-        result.append((host, state, drawn, saved))
+                                             conf.drs_energy.suspended_watts, measured)
+        result.append((host, state, drawn, saved, measured is not None))
     return result
 
 
 def _mean_utilisation(database, hosts, since, until):
-    table = models.ComputeNodeStats.__table__
-    query = (sa.select(table.c.host, sa.func.avg(table.c.cpu_used_percent))
-             .where(table.c.sampled_at >= since, table.c.sampled_at < until)
-             .group_by(table.c.host))
-    with database.reader() as session:
-        means = {host: (value or 0.0) / 100.0 for host, value in session.execute(query)}
+    means = {host: (value or 0.0) / 100.0 for host, value in
+             db_statistics.mean_cpu_by_host(database, since, until).items()}
     return {host: means.get(host, 0.0) for host in hosts}
-
-
-def _migrations(database, hosts, since, until):
-    table = models.LbMigration.__table__
-    query = (sa.select(table.c.status, sa.func.count())
-             .where(table.c.created_at >= since, table.c.created_at < until,
-                    table.c.source.in_(list(hosts)))
-             .group_by(table.c.status))
-    with database.reader() as session:
-        return dict(session.execute(query).all())
 
 
 def _account(database, conf, since, until, hosts, curves):
@@ -121,6 +117,7 @@ def _account(database, conf, since, until, hosts, curves):
         changes.setdefault(change['host'], []).append((change['changed_at'],
                                                        change['state']))
     utilisation = _mean_utilisation(database, hosts, since, until)
+    measured = power_readings.mean_watts(database, since, until, hosts)
     totals, measured_wh, per_host = power_model.HostEnergy(), 0.0, {}
     for host in hosts:
         host_changes = changes.get(host, [])
@@ -130,7 +127,8 @@ def _account(database, conf, since, until, hosts, curves):
             _first_left(host_changes) if host_changes else current[host])
         spans = power_model.intervals(initial, host_changes, since, until)
         energy = power_model.host_energy(spans, _curve(conf, curves, host),
-                                         utilisation[host], conf.drs_energy.suspended_watts)
+                                         utilisation[host], conf.drs_energy.suspended_watts,
+                                         measured.get(host))
         totals.drawn_wh += energy.drawn_wh
         totals.saved_wh += energy.saved_wh
         totals.suspended_hours += energy.suspended_hours
@@ -148,7 +146,8 @@ def report(database, conf, since, until=None, hosts=None, curves=None):
     until = until or timeutils.utcnow()
     totals, measured_wh, per_host = _account(database, conf, since, until, hosts,
                                              curves or {})
-    migrations = _migrations(database, list(per_host), since, until) if per_host else {}
+    migrations = (lb_migrations.counts_by_status(database, list(per_host), since, until)
+                  if per_host else {})
     return {
         'since': since.isoformat(), 'until': until.isoformat(), 'hosts': len(per_host),
         'kwh_drawn': round(totals.drawn_wh / 1000, 4),
@@ -157,6 +156,7 @@ def report(database, conf, since, until=None, hosts=None, curves=None):
         'migrations': sum(migrations.values()),
         'migrations_by_status': migrations,
         'measured_share': round(measured_wh / totals.drawn_wh, 4) if totals.drawn_wh else 0.0,
+        'measured_hosts': sum(1 for energy in per_host.values() if energy.measured),
         'per_host': [{'host': host, 'kwh_drawn': round(energy.drawn_wh / 1000, 4),
                       'kwh_saved': round(energy.saved_wh / 1000, 4),
                       'suspended_hours': round(energy.suspended_hours, 3),
@@ -176,9 +176,7 @@ def _first_left(host_changes):
 
 def saved_kwh_total(database, conf, curves=None):
     """kWh saved since the history began: the monotonic counter of the metrics."""
-    with database.reader() as session:
-        first = session.execute(sa.select(sa.func.min(
-            models.DrsHostStateChange.changed_at))).scalar()
+    first = state_history.first_change_at(database)
     if first is None:
         return 0.0
     totals, _, _ = _account(database, conf, first, timeutils.utcnow(), None, curves or {})

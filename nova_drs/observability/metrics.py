@@ -29,11 +29,13 @@ import prometheus_client
 from prometheus_client import core
 from prometheus_client import utils
 from oslo_utils import timeutils
-import sqlalchemy as sa
 
 from nova_drs.db import api as db_api
-from nova_drs.db import models
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import lb_migrations
+from nova_drs.db import plans as db_plans
 from nova_drs.db import state_history
+from nova_drs.db import statistics as db_statistics
 from nova_drs.observability import energy
 
 LOG = logging.getLogger(__name__)
@@ -116,18 +118,12 @@ class DatabaseCollector:
         yield from self._transitions()
         yield from self._stats()
         yield from self._power()
-        with self.database.reader() as session:
-            pending = session.execute(sa.select(sa.func.count()).select_from(
-                models.LbPlan).where(models.LbPlan.status == 'pending')).scalar()
         yield core.GaugeMetricFamily('nova_drs_plans_pending',
                                      'Plans waiting for an administrator\'s approval.',
-                                     value=pending)
+                                     value=db_plans.count_pending(self.database))
 
     def _hosts(self):
-        table = models.DrsHost.__table__
-        with self.database.reader() as session:
-            rows = session.execute(sa.select(table.c.host, table.c.suspend_state,
-                                             table.c.wake_failed)).all()
+        rows = drs_hosts.states_and_wake_failed(self.database)
         by_state = core.GaugeMetricFamily('nova_drs_hosts', 'Hosts by DRS state and cluster.',
                                           labels=['state', 'cluster'])
         counts = {}
@@ -144,10 +140,7 @@ class DatabaseCollector:
                                      value=sum(1 for r in rows if r[2]))
 
     def _migrations(self):
-        table = models.LbMigration.__table__
-        with self.database.reader() as session:
-            rows = session.execute(sa.select(table.c.status, table.c.reason, sa.func.count())
-                                   .group_by(table.c.status, table.c.reason)).all()
+        rows = lb_migrations.counts_by_status_and_reason(self.database)
         requested = core.CounterMetricFamily(
             'nova_drs_migrations_requested', 'Migrations the daemon asked nova for.',
             labels=['reason'])
@@ -174,14 +167,9 @@ class DatabaseCollector:
         yield running
 
     def _transitions(self):
-        table = models.DrsHostStateChange.__table__
         counts = state_history.counts_by_state(self.database)
-        with self.database.reader() as session:
-            recent = session.execute(
-                sa.select(table.c.host, table.c.state, table.c.changed_at)
-                .where(table.c.changed_at >= timeutils.utcnow() - WAKE_LATENCY_WINDOW,
-                       table.c.state.in_(('waking', 'active', 'error')))
-                .order_by(table.c.host, table.c.changed_at, table.c.id)).all()
+        recent = state_history.recent(self.database, timeutils.utcnow() - WAKE_LATENCY_WINDOW,
+                                      ('waking', 'active', 'error'))
         transitions = core.CounterMetricFamily(
             'nova_drs_host_transitions', 'Host state transitions by the state entered '
             '(suspended = suspends, waking = wakes).', labels=['state'])
@@ -202,18 +190,11 @@ class DatabaseCollector:
             buckets=buckets, sum_value=sum(latencies))
 
     def _stats(self):
-        hosts = models.ComputeNodeStats.__table__
-        instances = models.InstanceStats.__table__
         max_age = datetime.timedelta(seconds=self.conf.loadbalancer.stats_max_age)
-        with self.database.reader() as session:
-            stored = {'host': session.execute(
-                sa.select(sa.func.count()).select_from(hosts)).scalar(),
-                'instance': session.execute(
-                    sa.select(sa.func.count()).select_from(instances)).scalar()}
-            newest = dict(session.execute(sa.select(hosts.c.host, sa.func.max(
-                hosts.c.sampled_at)).group_by(hosts.c.host)).all())
-            active = session.execute(sa.select(models.DrsHost.host).where(
-                models.DrsHost.suspend_state == 'active')).scalars().all()
+        with self.database.reader() as session:  # one snapshot of both tables
+            stored = db_statistics.sample_counts(session)
+            newest = db_statistics.newest_per_host(session)
+            active = drs_hosts.active_hosts(session)
         samples = core.GaugeMetricFamily('nova_drs_stats_samples',
                                          'Statistics samples stored (within retention).',
                                          labels=['kind'])
@@ -230,22 +211,28 @@ class DatabaseCollector:
         curves = _view['curves']
         hosts = energy.power_now(self.database, self.conf, curves)
         drawn = core.GaugeMetricFamily('nova_drs_power_drawn_watts',
-                                       'Estimated watts drawn now, by cluster.',
+                                       'Watts drawn now (measured or modelled), by cluster.',
                                        labels=['cluster'])
         saved = core.GaugeMetricFamily('nova_drs_power_saved_watts',
                                        'Estimated watts saved now against all hosts on.',
                                        labels=['cluster'])
+        measured = core.GaugeMetricFamily(
+            'nova_drs_power_measured_hosts', 'Hosts whose watts drawn now come from a '
+            'BMC reading rather than the power model, by cluster.', labels=['cluster'])
         per_cluster = {}
-        for host, _state, watts, saving in hosts:
+        for host, _state, watts, saving, read in hosts:
             cluster = _view['clusters'].get(host, '')
-            total = per_cluster.setdefault(cluster, [0.0, 0.0])
+            total = per_cluster.setdefault(cluster, [0.0, 0.0, 0])
             total[0] += watts
             total[1] += saving
-        for cluster, (watts, saving) in sorted(per_cluster.items()):
+            total[2] += int(read)
+        for cluster, (watts, saving, read) in sorted(per_cluster.items()):
             drawn.add_metric([cluster], watts)
             saved.add_metric([cluster], saving)
+            measured.add_metric([cluster], read)
         yield drawn
         yield saved
+        yield measured
         yield core.CounterMetricFamily(
             'nova_drs_energy_saved_kwh', 'Estimated kWh saved against all hosts on, '
             'since the host state history began.',

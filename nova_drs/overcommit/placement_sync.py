@@ -25,10 +25,10 @@ import datetime
 
 from oslo_utils import timeutils
 
+from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import accounting
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import ratios
-from nova_drs.overcommit import store
 
 PLACEMENT_VERSION = '1.26'
 MAX_CONFLICT_RETRIES = 5
@@ -103,7 +103,7 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
     by_host = nova_view.aggregates_by_host(aggregates)
     hosts = sorted({host for agg in aggregates
                     if only_aggregate in (None, agg['name']) for host in agg['hosts']})
-    previous = store.synced_ratios(database)
+    previous = db_overcommit.synced_ratios(database)
     result = SyncResult()
     for host in hosts:
         host_aggs = by_host.get(host, [])
@@ -137,7 +137,7 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
                         _set_ratio(placement, node['uuid'], resource_class, target, body)
                         body = None     # its generation moved: re-read for the next class
                 if not dry_run and last != target:
-                    store.remember_synced(database, host, resource_class, target)
+                    db_overcommit.remember_synced(database, host, resource_class, target)
     return result
 
 
@@ -161,12 +161,12 @@ def reconcile(database, instances, ratio_of_host, dry_run=False, hosts=()):
         if host not in current:
             current[host] = tuple(ratio_of_host(host))
             if not dry_run:
-                store.note_ratios(database, host, current[host][0], current[host][1], now)
+                db_overcommit.note_ratios(database, host, current[host][0], current[host][1], now)
         return current[host]
 
     for host in hosts:
         ratios_now(host)
-    recorded_hosts = store.hosts_of_recorded(database)
+    recorded_hosts = db_overcommit.hosts_of_recorded(database)
     live = {inst['uuid'] for inst in instances}
     recorded = 0
     for inst in instances:
@@ -178,15 +178,15 @@ def reconcile(database, instances, ratio_of_host, dry_run=False, hosts=()):
             continue
         now_ratios = ratios_now(inst['host'])
         launched = _naive_utc(inst.get('launched_at'))
-        deployed = (store.ratios_at(database, inst['host'], launched)
+        deployed = (db_overcommit.ratios_at(database, inst['host'], launched)
                     if known_on is None and launched is not None else None)
         cpu_ratio, ram_ratio = deployed or now_ratios
-        store.record(database, inst['uuid'], inst['host'], inst['vcpus'],
+        db_overcommit.record(database, inst['uuid'], inst['host'], inst['vcpus'],
                      inst['memory_mb'], cpu_ratio, ram_ratio, 'sync')
     gone = [uuid for uuid in recorded_hosts if uuid not in live]
     if not dry_run:
         for uuid in gone:
-            store.forget(database, uuid)
+            db_overcommit.forget(database, uuid)
     return recorded, len(gone)
 
 
@@ -211,7 +211,7 @@ def report(database, aggregates, nodes_by_host):
     the scaling of instances recorded with a smaller ratio (``f / x * y``).
     """
     by_host = nova_view.aggregates_by_host(aggregates)
-    usage = store.usage_by_host(database)
+    usage = db_overcommit.usage_by_host(database)
     rows = []
     for host in sorted(by_host):
         names = ','.join(sorted(agg.name for agg in by_host[host]))

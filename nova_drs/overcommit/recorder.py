@@ -22,7 +22,7 @@ from oslo_log import log as logging
 import oslo_messaging
 from oslo_utils import timeutils
 
-from nova_drs.overcommit import store
+from nova_drs.db import overcommit as db_overcommit
 
 LOG = logging.getLogger(__name__)
 
@@ -72,16 +72,16 @@ class OvercommitRecorder:
         if not instance_uuid:
             return
         if event_type in DELETE_EVENTS:
-            store.forget(self._database, instance_uuid)
+            db_overcommit.forget(self._database, instance_uuid)
             return
         host = data.get('host')
         if event_type not in LANDING_EVENTS or not host:
             return
         flavor = _data(data.get('flavor'))
         cpu_ratio, ram_ratio = self._ratio_lookup(host)
-        store.note_ratios(self._database, host, cpu_ratio, ram_ratio,
+        db_overcommit.note_ratios(self._database, host, cpu_ratio, ram_ratio,
                           timeutils.utcnow().replace(microsecond=0))
-        store.record(self._database, instance_uuid, host, flavor.get('vcpus'),
+        db_overcommit.record(self._database, instance_uuid, host, flavor.get('vcpus'),
                      flavor.get('memory_mb'), cpu_ratio, ram_ratio, event_type)
         LOG.debug('Recorded %s on %s with cpu ratio %s, ram ratio %s (%s)',
                   instance_uuid, host, cpu_ratio, ram_ratio, event_type)

@@ -212,6 +212,8 @@ class PowerDriver(abc.ABC):
     NAME = None
     OPTIONS = {'type': 'object', 'properties': {}, 'additionalProperties': False}
     MODES = (MODE_OFF,)
+    # Whether the BMC reports the watts the host draws (``power_watts``).
+    MEASURES = False
 
     def __init__(self, conf):
         self.conf = conf
@@ -264,6 +266,18 @@ class PowerDriver(abc.ABC):
                              % (target.name, self.NAME, state))
         return state
 
+    def power_watts(self, target):
+        """Watts the host draws now as its BMC measures them; None if it does not say."""
+        with self._errors(target, 'power reading'):
+            self.check(target.mode, target.options)
+            watts = self._power_watts(target)
+        if watts is None:
+            return None
+        if isinstance(watts, bool) or not isinstance(watts, (int, float)) or watts < 0:
+            raise PowerError('power reading of host %s via %s: BMC reported %r watts'
+                             % (target.name, self.NAME, watts))
+        return float(watts)
+
     @contextlib.contextmanager
     def _errors(self, target, action):
         try:
@@ -291,3 +305,7 @@ class PowerDriver(abc.ABC):
     @abc.abstractmethod
     def _status(self, target):
         """Return one of STATUSES."""
+
+    def _power_watts(self, target):
+        """Watts drawn now; drivers with ``MEASURES = True`` read their BMC."""
+        return None

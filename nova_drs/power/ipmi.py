@@ -34,10 +34,14 @@ class IpmiDriver(base.PowerDriver):
     process-wide state, and in one process a logout followed by a new login,
     or a failed login next to a live session, leaves the next call hanging.
     The child logs out before exiting, so no BMC session slot is leaked.
+
+    Power drawn: the DCMI "Get Power Reading" command (current watts); a BMC
+    without it has no figure.
     """
 
     NAME = 'ipmi'
     MODES = (base.MODE_OFF,)
+    MEASURES = True
     OPTIONS = {
         'type': 'object',
         'additionalProperties': False,
@@ -69,7 +73,7 @@ class IpmiDriver(base.PowerDriver):
                                      child.stderr.strip()[-500:])) from None
         if 'error' in answer:
             raise base.PowerError('%s: %s' % (where, answer['error']))
-        return answer['powerstate']
+        return answer['watts'] if action == 'watts' else answer['powerstate']
 
     def _suspend(self, target):
         self._call(target, 'suspend')
@@ -81,9 +85,12 @@ class IpmiDriver(base.PowerDriver):
         state = self._call(target, 'status')
         return {'on': base.ON, 'off': base.OFF}.get(state, base.UNKNOWN)
 
+    def _power_watts(self, target):
+        return self._call(target, 'watts')
+
 
 def _worker(request):
-    """Run one action against the BMC; {'powerstate': ...} or {'error': ...}."""
+    """Run one action against the BMC; {'powerstate'|'watts': ...} or {'error': ...}."""
     from pyghmi import exceptions
     from pyghmi.ipmi import command as ipmi_command
 
@@ -94,6 +101,8 @@ def _worker(request):
     except exceptions.IpmiException as exc:
         return {'error': str(exc) if str(exc) not in ('', 'None') else 'no answer'}
     try:
+        if request['action'] == 'watts':
+            return {'watts': _dcmi_watts(bmc, exceptions)}
         state = bmc.get_power()['powerstate']
         if request['action'] == 'suspend' and state != 'off':
             bmc.set_power('shutdown', wait=False)
@@ -104,6 +113,21 @@ def _worker(request):
         return {'error': str(exc) or type(exc).__name__}
     finally:
         bmc.ipmi_session.logout()
+
+
+def _dcmi_watts(bmc, exceptions):
+    """DCMI current watts; None when the BMC does not implement DCMI power reading."""
+    try:
+        return bmc.get_system_power_watts()
+    except exceptions.IpmiException as exc:
+        if getattr(exc, 'ipmicode', None) in _NOT_SUPPORTED:
+            return None
+        raise
+
+
+# Completion codes of a BMC without DCMI power reading: invalid command,
+# command not supported in present state, invalid data field.
+_NOT_SUPPORTED = (0xc1, 0xd5, 0xcc)
 
 
 if __name__ == '__main__':

@@ -52,6 +52,18 @@ def driver_class(name):
     return manager.driver
 
 
+def measuring():
+    """Names of the installed drivers whose BMC reports the watts drawn."""
+    found = []
+    for name in names():
+        try:
+            if driver_class(name).MEASURES:
+                found.append(name)
+        except base.PowerError:
+            continue  # a broken plugin measures nothing; the lifecycle reports it
+    return found
+
+
 def get_driver(name, conf):
     """An instance of the driver called ``name``, configured from ``conf``."""
     return driver_class(name)(conf)

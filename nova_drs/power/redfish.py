@@ -55,10 +55,14 @@ class RedfishDriver(base.PowerDriver):
     (secret), ``system_id`` (needed when the BMC has several systems),
     ``verify`` (bool or CA path, default ``[drs_power] redfish_verify``),
     ``force_off_fallback``.
+
+    Power drawn: ``PowerControl[].PowerConsumedWatts`` of the Power resource
+    of the first chassis the system links to that has one.
     """
 
     NAME = 'redfish'
     MODES = base.MODES
+    MEASURES = True
     OPTIONS = {
         'type': 'object',
         'additionalProperties': False,
@@ -135,3 +139,15 @@ class RedfishDriver(base.PowerDriver):
 
     def _status(self, target):
         return _STATUS.get(self._system(target).power_state, base.UNKNOWN)
+
+    def _power_watts(self, target):
+        for chassis in self._system(target).chassis:
+            try:
+                controls = chassis.power.json.get('PowerControl') or ()
+            except sushy.exceptions.MissingAttributeError:
+                continue  # this chassis has no Power resource
+            for control in controls:
+                watts = control.get('PowerConsumedWatts')
+                if watts is not None:
+                    return watts
+        return None

@@ -94,7 +94,7 @@ def host_capacity(host, cpu_inventory, ram_inventory, cpu_ratio, ram_ratio, reco
 
     ``*_inventory`` are ``(physical, nominal used, placement's own ratio)``;
     a ratio of None (no valid aggregate value) falls back to placement's.
-    ``recorded`` is ``overcommit.store.usage_by_host()[host]`` or {}.
+    ``recorded`` is ``db.overcommit.usage_by_host()[host]`` or {}.
     """
     cpu = accounting.capacity(cpu_inventory[0], cpu_ratio or cpu_inventory[2],
                               cpu_inventory[1], recorded.get('vcpus'))

@@ -22,9 +22,9 @@ from nova import conf as nova_conf
 from nova import exception as nova_exception
 from nova import objects
 
+from nova_drs.db import requests as db_requests
 from nova_drs.scale import allocation
 from nova_drs.scale import executor
-from nova_drs.scale import requests
 
 SCALABLE_KEY = 'dynamically_scalable'
 #: nova copies image properties into system metadata with this prefix.
@@ -98,7 +98,7 @@ def scale_server(context, database, conf, server_id, flavor_ref, requested_by):
     instance, flavor = check(context, conf, server_id, flavor_ref)
     progress = {'phase': 'pending', 'flavor_id': flavor.flavorid, 'new_flavor': flavor.name,
                 'same_host_allowed': nova_conf.CONF.allow_resize_to_same_host}
-    request, created = requests.add(database, instance.uuid, requested_by, progress)
+    request, created = db_requests.add_scale(database, instance.uuid, requested_by, progress)
     if not created:
         raise Refused('server %s is already being scaled (request %d, %s)'
                               % (instance.uuid, request['id'], request['status']))
@@ -106,7 +106,7 @@ def scale_server(context, database, conf, server_id, flavor_ref, requested_by):
 
 
 def show(database, request_id):
-    request = requests.get(database, request_id)
+    request = db_requests.get_scale(database, request_id)
     if request is None:
         raise NotFound('scale request %s not found' % request_id)
     return request

@@ -31,10 +31,10 @@ import time
 from oslo_log import log as logging
 
 from nova_drs.daemon import nova_api
+from nova_drs.db import overcommit as db_overcommit
+from nova_drs.db import requests as db_requests
 from nova_drs.overcommit import accounting
-from nova_drs.overcommit import store as overcommit_store
 from nova_drs.scale import allocation
-from nova_drs.scale import requests
 from nova_drs.scale import scalers
 
 LOG = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def cluster_capacities(nova, database, aggregate):
     """``HostCapacity`` of every host of the aggregate, from placement."""
     providers = {h['service']['host']: h['id'] for h in nova.hypervisors()}
     try:
-        recorded = overcommit_store.usage_by_host(database)
+        recorded = db_overcommit.usage_by_host(database)
     except Exception as exc:
         LOG.warning('scale: recorded deployed-with ratios unreadable (%s); counting '
                     'flavor sizes', exc)
@@ -96,7 +96,7 @@ def cluster_capacities(nova, database, aggregate):
 
 def _fail(database, request, progress, reason):
     progress.update(phase='failed', message=reason)
-    requests.update(database, request, 'failed', progress)
+    db_requests.update_scale(database, request, 'failed', progress)
     LOG.warning('scale request %d of server %s failed: %s', request['id'],
                 request['server'], reason)
 
@@ -138,7 +138,7 @@ def _start(nova, database, request, progress, conf):
                     targets=list(decision.hosts), attempt=0,
                     old_flavor=_flavor_of_server(server).name, new_flavor=new.name)
     # Targets are persisted (running) before nova is asked: the filter reads them.
-    if requests.update(database, request, 'running', progress):
+    if db_requests.update_scale(database, request, 'running', progress):
         request['status'] = 'running'
         _resize(nova, database, request, progress, conf)
 
@@ -148,7 +148,7 @@ def _resize(nova, database, request, progress, conf):
     progress['started_at'] = time.time()
     progress['message'] = 'resize attempt %d of %d' % (progress['attempt'],
                                                        conf.drs_scale.scale_retry + 1)
-    requests.update(database, request, 'running', progress)
+    db_requests.update_scale(database, request, 'running', progress)
     try:
         scalers.load(conf.drs_scale.scaler).start(nova, request['server'],
                                                   progress['flavor_id'])
@@ -157,7 +157,7 @@ def _resize(nova, database, request, progress, conf):
         # (NoValidHost raised through the API). The next cycle reads the
         # server: unchanged means a failed attempt; nova down skips the cycle.
         progress['last_error'] = str(exc)
-        requests.update(database, request, 'running', progress)
+        db_requests.update_scale(database, request, 'running', progress)
 
 
 def _attempt_failed(nova, database, request, progress, conf, reason):
@@ -183,7 +183,7 @@ def _advance(nova, database, request, progress, conf):
             progress.update(phase='reverting', revert_reason=(
                 'nova resized the server onto %s, outside cluster %s (is ScaleTargetFilter '
                 'enabled?); reverted' % (host, progress['cluster'])))
-            requests.update(database, request, 'running', progress)
+            db_requests.update_scale(database, request, 'running', progress)
             scalers.load(conf.drs_scale.scaler).revert(nova, request['server'])
             return
         scalers.load(conf.drs_scale.scaler).finish(nova, request['server'])
@@ -193,7 +193,7 @@ def _advance(nova, database, request, progress, conf):
                else 'moved %s -> %s' % (progress['source'], host))
         progress.update(phase='done', host=host, message='scaled to %s %s'
                         % (progress['new_flavor'], how))
-        requests.update(database, request, 'done', progress)
+        db_requests.update_scale(database, request, 'done', progress)
     elif status == 'ERROR':
         _fail(database, request, progress, 'server went to ERROR during the resize: %s'
               % (server.get('fault') or {}).get('message', 'no fault recorded'))
@@ -215,7 +215,7 @@ def advance_scale_requests(nova, database, conf):
     (the cycle does nothing on a half view of nova).
     """
     outcome = {}
-    for request in requests.open_requests(database):
+    for request in db_requests.open_scales(database):
         progress = dict(request.pop('progress'))
         try:
             if request['status'] == 'pending':
@@ -227,6 +227,6 @@ def advance_scale_requests(nova, database, conf):
         except Exception:
             LOG.exception('scale request %d: step failed; retried next cycle',
                           request['id'])
-        current = requests.get(database, request['id'])
+        current = db_requests.get_scale(database, request['id'])
         outcome[request['id']] = current['status'] if current else None
     return outcome

@@ -28,8 +28,8 @@ from nova.scheduler import filters
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
-from nova_drs.overcommit import store
-from nova_drs.scale import requests
+from nova_drs.db import api as db_api
+from nova_drs.db import requests as db_requests
 
 LOG = logging.getLogger(__name__)
 
@@ -42,8 +42,8 @@ class ScaleTargetFilter(filters.BaseHostFilter):
     def filter_all(self, host_states, spec_obj):
         host_states = list(host_states)
         try:
-            allowed = requests.targets(store.database(drs_conf.CONF),
-                                       spec_obj.instance_uuid)
+            allowed = db_requests.scale_targets(db_api.shared_database(drs_conf.CONF),
+                                                spec_obj.instance_uuid)
         except Exception as exc:
             LOG.warning('ScaleTargetFilter cannot read the DRS database (%s); '
                         'passing every host', exc)

@@ -28,11 +28,11 @@ import statistics
 
 from nova_drs import cluster_policy
 from nova_drs.db import inventory as db_inventory
+from nova_drs.db import statistics as db_statistics
 from nova_drs.loadbalancer import model
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
 from nova_drs.sim import inventory
-from nova_drs.stats import store
 
 FORMAT = 'nova-drs-sim-stats/1'
 
@@ -51,8 +51,8 @@ def load(database, start):
     oldest = min((c['history_since'] for c in cycles if c['history_since'] is not None),
                  default=cycles[0]['now'])
     since = _datetime(oldest)
-    host_rows = store.host_cpu_since(database, since)
-    instance_rows = store.instance_cpu_since(database, since)
+    host_rows = db_statistics.host_cpu_since(database, since)
+    instance_rows = db_statistics.instance_cpu_since(database, since)
     return {'format': FORMAT, 'cycles': cycles,
             'host_samples': _by_key(host_rows), 'instance_samples': _by_key(instance_rows)}
 

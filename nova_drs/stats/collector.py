@@ -28,9 +28,10 @@ from oslo_service import service
 from nova_drs.conf import startup
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
+from nova_drs.db import statistics as db_statistics
 from nova_drs.overcommit import recorder
 from nova_drs.stats import publisher
-from nova_drs.stats import store
+from nova_drs.stats import ingest
 
 LOG = logging.getLogger(__name__)
 RECORDER_POOL = 'nova-drs-overcommit-recorder'
@@ -73,7 +74,7 @@ class Collector:
         self._known_macs = {}
 
     def ingest(self, samples):
-        hosts, instances, errors = store.insert_samples(self.database, samples)
+        hosts, instances, errors = ingest.insert_samples(self.database, samples)
         for error in errors:
             LOG.warning('nova-drs collector dropped an invalid sample: %s', error)
         self._store_wake_addresses(samples)
@@ -92,7 +93,7 @@ class Collector:
             LOG.info('nova-drs collector: host %s wakes on MAC %s', host, mac)
 
     def purge(self, retention):
-        hosts, instances = store.purge_older_than(self.database, retention)
+        hosts, instances = db_statistics.purge_older_than(self.database, retention)
         if hosts or instances:
             LOG.info('nova-drs collector purged %d host and %d instance samples older '
                      'than %d s', hosts, instances, retention)

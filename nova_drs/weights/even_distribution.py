@@ -12,16 +12,10 @@
 
 """Spread instances on measured load (even-distribution policy)."""
 
-from nova.scheduler import weights
-
-from nova_drs import conf as drs_conf
-from nova_drs.filters import overcommit_base
-from nova_drs.weights import policy
-
-CONF = drs_conf.CONF
+from nova_drs.weights import base
 
 
-class EvenDistributionWeigher(weights.BaseHostWeigher):
+class EvenDistributionWeigher(base.ClusterPolicyWeigher):
     """Prefers the host with the lowest measured CPU/RAM load.
 
     Acts only on hosts whose policy is ``even_distribution``. The load is the
@@ -32,26 +26,9 @@ class EvenDistributionWeigher(weights.BaseHostWeigher):
     last report. Weight = 100 - load; other hosts weigh 0.
     """
 
-    minval = 0
-    maxval = 100
+    POLICY = 'even_distribution'
+    MULTIPLIER = ('drs_even_distribution_weight_multiplier',
+                  'even_distribution_weight_multiplier')
 
-    def __init__(self):
-        self._multiplier = policy.AggregateMultiplier(
-            'drs_even_distribution_weight_multiplier', 'even_distribution_weight_multiplier')
-
-    def weight_multiplier(self, host_state):
-        return self._multiplier(host_state)
-
-    def weigh_objects(self, weighed_obj_list, spec_obj):
-        self._multiplier.reset()
-        view = overcommit_base.request_view(spec_obj)
-        return [self._weigh(view, weighed.obj) for weighed in weighed_obj_list]
-
-    def _weigh_object(self, host_state, spec_obj):
-        return self._weigh(overcommit_base.request_view(spec_obj), host_state)
-
-    @staticmethod
-    def _weigh(view, host_state):
-        if policy.view_policy(view, host_state) != 'even_distribution':
-            return 0.0
-        return max(0.0, 100.0 - policy.measured_load_percent(view, host_state))
+    def _weigh(self, view, host_state, spec_obj):
+        return max(0.0, 100.0 - base.measured_load_percent(view, host_state))

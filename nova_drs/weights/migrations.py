@@ -19,7 +19,7 @@ from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
 from nova_drs.filters import request_cache
-from nova_drs.weights import policy
+from nova_drs.weights import base
 
 LOG = logging.getLogger(__name__)
 CONF = drs_conf.CONF
@@ -58,7 +58,7 @@ class MigrationWeigher(weights.BaseHostWeigher):
     def __init__(self):
         self._counts = request_cache.PerRequest(
             self._read, max_age=lambda: CONF.drs_scheduler.cache_seconds)
-        self._multiplier = policy.AggregateMultiplier(
+        self._multiplier = base.AggregateMultiplier(
             'drs_migration_weight_multiplier', 'migration_weight_multiplier')
 
     @staticmethod

@@ -18,7 +18,7 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 
 from nova_drs.daemon import nova_api
-from nova_drs.stats import store
+from nova_drs.stats import ingest
 
 
 def nova_api_for(testcase):
@@ -113,4 +113,4 @@ def record_load(database, host_load, instance_load, samples=12, period=60):
                                'mem': 512}
                               for uuid, (where, load) in instance_load.items()
                               if where == host]})
-    store.insert_samples(database, batch)
+    ingest.insert_samples(database, batch)

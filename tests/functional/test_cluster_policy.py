@@ -68,7 +68,7 @@ class TestDefaultPolicyNone(NotOptedIn):
 
 class TestDefaultPolicyPowerSaving(NotOptedIn):
     """The one option opts every such host in (the old [drs_scheduler] name is
-    covered by tests/unit/daemon/test_cluster_policy.py)."""
+    covered by tests/unit/test_cluster_policy.py)."""
 
     EXTRA_FLAGS = {**NotOptedIn.EXTRA_FLAGS,
                    ('loadbalancer', 'default_policy'): 'power_saving'}

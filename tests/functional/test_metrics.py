@@ -13,7 +13,10 @@
 """/metrics on real nova: a consolidation cycle, then a scrape over HTTP on loopback."""
 
 import datetime
+import os
 import urllib.request
+
+import fixtures
 
 from oslo_utils import timeutils
 from prometheus_client import parser
@@ -148,3 +151,106 @@ class TestOscillationGuard(test_daemon_cycle.DaemonTestBase):
         self.assertEqual({(server['id'], 'host1', 2)},
                          {(h['instance'], h['host'], h['moves']) for h in held})
         self.assertEqual(1, metrics.REGISTRY.get_sample_value('nova_drs_servers_held'))
+
+
+class TestMeasuredPower(test_daemon_cycle.DaemonTestBase):
+    """BMC readings over Redfish (sushy-tools' emulator) feed metrics and energy."""
+
+    # Three active hosts stay active: nothing moves, only the power is read.
+    CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '3'}
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
+                   ('drs_energy', 'power_readings_per_cycle'): '1',
+                   ('drs_power', 'timeout'): '5'}
+
+    def setUp(self):
+        super().setUp()
+        from nova_drs.daemon import power as daemon_power
+        from nova_drs.daemon import service
+        from nova_drs.loadbalancer import catalog
+        from tests import peers
+        workdir = self.useFixture(fixtures.TempDir()).path
+        self.bmcs = {}
+        for host, watts in (('host2', 212.5), ('host3', 230.0)):
+            os.makedirs(os.path.join(workdir, host))
+            self.bmcs[host] = peers.start_redfish_emulator(
+                os.path.join(workdir, host), 'admin', 'rf-S3cret', watts=watts)
+            self.addCleanup(self.bmcs[host].stop)
+            self.admin_api.api_post('/loadbalancer/action', {
+                'set_power': {'host': host, 'driver': 'redfish', 'options': {
+                    'url': self.bmcs[host].url, 'username': 'admin',
+                    'password': 'rf-S3cret', 'system_id': self.bmcs[host].system_id}}},
+                check_response_status=[200])
+        real = daemon_power.drivers_for(drs_conf.CONF, self.drs_db)
+
+        def drivers(record):
+            return real(record) if record['host'] in self.bmcs else self.power(record)
+        self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
+                                             catalog.by_name(self.POLICY), drivers)
+        self.server = metrics.serve('127.0.0.1', 0, self.drs_db, drs_conf.CONF)
+        self.addCleanup(self.server.shutdown)
+        daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS}, {})
+
+    def readings(self):
+        with self.drs_db.reader() as session:
+            return session.execute(sa.select(
+                models.DrsPowerReading.host, models.DrsPowerReading.watts).order_by(
+                    models.DrsPowerReading.id)).all()
+
+    def test_readings_rotate_within_the_limit_and_replace_the_model(self):
+        measured_before = scrape(self.server).get(
+            ('nova_drs_cycle_phase_seconds_count', (('phase', 'measure'),)), 0)
+        self.cycle()
+        self.assertEqual([('host2', 212.5)], self.readings())  # one BMC per cycle
+        self.cycle()
+        self.assertEqual([('host2', 212.5), ('host3', 230.0)], self.readings())
+        self.cycle()
+        self.assertEqual(['host2', 'host3', 'host2'], [h for h, _ in self.readings()])
+
+        samples = scrape(self.server)
+        self.assertEqual(2, samples[('nova_drs_power_measured_hosts',
+                                     (('cluster', 'cluster1'),))])
+        # host1 modelled: 120 W at 10 % CPU on the default curve.
+        self.assertEqual(120.0 + 212.5 + 230.0, samples[('nova_drs_power_drawn_watts',
+                                                         (('cluster', 'cluster1'),))])
+        self.assertEqual(3, samples[('nova_drs_cycle_phase_seconds_count',
+                                     (('phase', 'measure'),))] - measured_before)
+
+        report = self.admin_api.api_request('/loadbalancer/energy?since=1h',
+                                            method='GET').json()['energy']
+        sources = {h['host']: h['source'] for h in report['per_host']}
+        self.assertEqual({'host1': 'modelled', 'host2': 'measured', 'host3': 'measured'},
+                         sources)
+        self.assertGreater(report['measured_share'], 0.6)
+        self.assertEqual(2, report['measured_hosts'])
+
+    def test_bmc_without_a_figure_is_not_asked_again_until_its_settings_change(self):
+        from tests import peers
+        workdir = self.useFixture(fixtures.TempDir()).path
+        bare = peers.start_redfish_emulator(workdir, 'admin', 'rf-S3cret')  # no Power
+        self.addCleanup(bare.stop)
+        options = {'url': bare.url, 'username': 'admin', 'password': 'rf-S3cret',
+                   'system_id': bare.system_id}
+        self.admin_api.api_post('/loadbalancer/action', {'set_power': {
+            'host': 'host2', 'driver': 'redfish', 'options': options}},
+            check_response_status=[200])
+        self.flags(power_readings_per_cycle=2, group='drs_energy')
+        meter = self.balancer.power_meter
+        self.cycle()
+        self.assertEqual([('host3', 230.0)], self.readings())
+        self.assertIn('host2', meter.no_figure)
+        self.cycle()  # host2 is not asked again: only host3 is read
+        self.assertEqual([('host3', 230.0)] * 2, self.readings())
+        # New settings (its measuring BMC again): read at the next cycle.
+        options.update(url=self.bmcs['host2'].url, system_id=self.bmcs['host2'].system_id)
+        self.admin_api.api_post('/loadbalancer/action', {'set_power': {
+            'host': 'host2', 'driver': 'redfish', 'options': options}},
+            check_response_status=[200])
+        self.cycle()
+        self.assertEqual(('host2', 212.5), tuple(self.readings()[-2]))
+
+    def test_silent_bmc_costs_its_reading_not_the_cycle(self):
+        self.bmcs['host2'].stop()
+        self.flags(power_readings_per_cycle=2, group='drs_energy')
+        summary = self.cycle()
+        self.assertNotIn('skipped', summary)
+        self.assertEqual([('host3', 230.0)], self.readings())

@@ -24,9 +24,9 @@ import time
 import oslo_messaging as messaging
 
 from nova_drs import conf as drs_conf
+from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import alerts
 from nova_drs.overcommit import nova_view
-from nova_drs.overcommit import store
 from nova_drs.stats import collector
 from nova_drs.stats import publisher
 from tests.functional import test_scheduler_overcommit
@@ -59,7 +59,7 @@ class CollectorRecordsTest(test_scheduler_overcommit.OvercommitTestBase):
         server = super().boot()
         if server['status'] == 'ACTIVE':
             deadline = time.monotonic() + 10
-            while store.get(self.drs_db, server['id']) is None:
+            while db_overcommit.get(self.drs_db, server['id']) is None:
                 self.assertLess(time.monotonic(), deadline, 'collector recorded nothing')
                 time.sleep(0.05)
                 self.feed_notifications()  # create.end may follow the ACTIVE status
@@ -70,8 +70,9 @@ class CollectorRecordsTest(test_scheduler_overcommit.OvercommitTestBase):
         self.sync()
         first = [self.boot() for _ in range(5)]
         self.assertEqual(['ACTIVE'] * 5, [s['status'] for s in first])
-        self.assertEqual([1.0] * 5, [store.get(self.drs_db, s['id'])['cpu_allocation_ratio']
-                                     for s in first])
+        self.assertEqual([1.0] * 5,
+                         [db_overcommit.get(self.drs_db, s['id'])['cpu_allocation_ratio']
+                          for s in first])
 
         # 1.0 -> 2.0 and the README's sync step: the 5 keep their 1.0, so
         # 10 x 2 - 5 x 2 = exactly 10 more fit (naive accounting: 15).
@@ -121,11 +122,12 @@ class SyncRecordsAtLaunchRatiosTest(test_scheduler_overcommit.OvercommitTestBase
         self.sync()
         first = [self.boot() for _ in range(5)]
         self.assertEqual(['ACTIVE'] * 5, [s['status'] for s in first])
-        self.assertIsNone(store.get(self.drs_db, first[0]['id']))
+        self.assertIsNone(db_overcommit.get(self.drs_db, first[0]['id']))
 
         time.sleep(1.1)  # the history has a one-second resolution, as nova's launched_at
         self.set_metadata(agg_id, cpu_allocation_ratio='2.0')
         self.sync()
-        self.assertEqual([1.0] * 5, [store.get(self.drs_db, s['id'])['cpu_allocation_ratio']
-                                     for s in first])
+        self.assertEqual([1.0] * 5,
+                         [db_overcommit.get(self.drs_db, s['id'])['cpu_allocation_ratio']
+                          for s in first])
         self.assertEqual({'host1': 10}, self.boot_until_full(limit=20))

@@ -21,11 +21,11 @@ from nova.tests.functional.api import client
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import hosts as db_hosts
+from nova_drs.db import statistics as db_statistics
 from nova_drs.resources import alias
 from nova_drs.resources import base as resources_base
 from nova_drs.stats import collector
 from nova_drs.stats import publisher
-from nova_drs.stats import store
 from tests.functional import base
 from tests.functional import fake_drivers
 
@@ -159,12 +159,12 @@ class TestStatsReachSchedulerAndDatabase(ResourcesTestCase):
         vcpus = objects.ComputeNode.get_by_nodename(self.ctxt, server_host).vcpus
         self.assertEqual(str(vcpus * 10), RecordingConsumer.SEEN[server_host]['drs_cu_total'])
 
-        self.wait_for(lambda: all(len(store.latest(self.drs_db, host, 5)) >= 2
+        self.wait_for(lambda: all(len(db_statistics.latest(self.drs_db, host, 5)) >= 2
                                   for host in self.COMPUTE_HOSTS),
                       'collector did not store two samples per host')
-        newest = store.latest(self.drs_db, server_host, 1)[0]
+        newest = db_statistics.latest(self.drs_db, server_host, 1)[0]
         self.assertGreater(newest['memory_total'], 0)
-        samples = store.latest_instances(self.drs_db, [server['id']], 2)[server['id']]
+        samples = db_statistics.latest_instances(self.drs_db, [server['id']], 2)[server['id']]
         self.assertEqual(2, len(samples))
         self.assertAlmostEqual(50.0, samples[0]['cpu_used_percent'], delta=5)
         self.assertIsNone(samples[1]['cpu_used_percent'])  # first sample: no baseline

@@ -26,10 +26,10 @@ from nova import context as nova_context
 
 from nova_drs import conf as drs_conf
 from nova_drs.cmd import manage_overcommit
+from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import alerts
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import recorder
-from nova_drs.overcommit import store
 from tests.functional import base
 
 
@@ -189,7 +189,7 @@ class RatioChangeTest(OvercommitTestBase):
         cpu = capacity[('host1', 'vcpus')]
         self.assertEqual((4.0, 4.0, 100.0), (cpu.total, cpu.used, cpu.percent))
         recorded = sorted(row['cpu_allocation_ratio'] for row in (
-            store.get(self.drs_db, server['id']) for server in self.api.get_servers())
+            db_overcommit.get(self.drs_db, server['id']) for server in self.api.get_servers())
             if row)
         self.assertEqual([1.0, 2.0, 2.0], recorded)
 
@@ -222,7 +222,7 @@ class RecorderTest(OvercommitTestBase):
         self.aggregate('B', ['host2'], cpu_allocation_ratio='3.0')
         server = self._create_server(flavor_id=self.flavor_id, networks='none', host='host1')
         self.feed_notifications()
-        row = store.get(self.drs_db, server['id'])
+        row = db_overcommit.get(self.drs_db, server['id'])
         self.assertEqual(('host1', 1, 64, 2.0, 1.5, 'instance.create.end'),
                          (row['host'], row['vcpus'], row['memory_mb'],
                           row['cpu_allocation_ratio'], row['ram_allocation_ratio'],
@@ -230,7 +230,7 @@ class RecorderTest(OvercommitTestBase):
 
         self._live_migrate(server, host='host2')
         self.feed_notifications()
-        row = store.get(self.drs_db, server['id'])
+        row = db_overcommit.get(self.drs_db, server['id'])
         self.assertEqual(('host2', 3.0), (row['host'], row['cpu_allocation_ratio']))
         # host2 has no RAM ratio metadata: its own (nova's initial 1.0)
         self.assertEqual(1.0, row['ram_allocation_ratio'])
@@ -238,22 +238,23 @@ class RecorderTest(OvercommitTestBase):
         self._migrate_server(server, host='host1')
         self._confirm_resize(server)
         self.feed_notifications()
-        row = store.get(self.drs_db, server['id'])
+        row = db_overcommit.get(self.drs_db, server['id'])
         self.assertEqual(('host1', 2.0, 'instance.resize_finish.end'),
                          (row['host'], row['cpu_allocation_ratio'], row['recorded_by']))
 
         self._delete_server(server)
         self.feed_notifications()
-        self.assertIsNone(store.get(self.drs_db, server['id']))
+        self.assertIsNone(db_overcommit.get(self.drs_db, server['id']))
 
     def test_sync_records_instances_never_seen(self):
         self.aggregate('A', ['host1', 'host2'], cpu_allocation_ratio='2.0')
         servers = [self._create_server(flavor_id=self.flavor_id, networks='none')
                    for _ in range(2)]
-        self.assertIsNone(store.get(self.drs_db, servers[0]['id']))
+        self.assertIsNone(db_overcommit.get(self.drs_db, servers[0]['id']))
         _result, text = manage_overcommit.run_sync(
             drs_conf.CONF, self.placement_adapter, self.drs_db, self.ctxt)
         self.assertIn('2 instances recorded', text)
-        self.assertEqual([2.0, 2.0], [store.get(self.drs_db, s['id'])['cpu_allocation_ratio']
-                                      for s in servers])
-        self.assertEqual('sync', store.get(self.drs_db, servers[0]['id'])['recorded_by'])
+        self.assertEqual([2.0, 2.0],
+                         [db_overcommit.get(self.drs_db, s['id'])['cpu_allocation_ratio']
+                          for s in servers])
+        self.assertEqual('sync', db_overcommit.get(self.drs_db, servers[0]['id'])['recorded_by'])

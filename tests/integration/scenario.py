@@ -81,6 +81,12 @@ def migrations_of(compute, server_id):
     return ok(compute.get('/os-migrations?instance_uuid=%s' % server_id))['migrations']
 
 
+def nova_now():
+    """Now, floored to the second: nova's ``created_at`` in MariaDB has no
+    fraction, so a migration made within this second would otherwise look older."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+
+
 def utc(text):
     return datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc)
 
@@ -147,8 +153,21 @@ def figures(cloud, **values):
     print('figures: %s' % json.dumps(values))
 
 
+def pinned_flavor(compute):
+    """A flavor whose servers nova-drs never moves (``drs:automation=disabled``)."""
+    name = 'drs.tiny.pinned'
+    found = [f for f in ok(compute.get('/flavors'))['flavors'] if f['name'] == name]
+    if found:
+        return found[0]['id']
+    flavor = ok(compute.post('/flavors', json={'flavor': {
+        'name': name, 'ram': 128, 'vcpus': 1, 'disk': 1}}))['flavor']['id']
+    ok(compute.post('/flavors/%s/os-extra_specs' % flavor, json={
+        'extra_specs': {'drs:automation': 'disabled'}}))
+    return flavor
+
+
 def boot_spread(cloud, compute, prefix='drs-load', per_host=SERVERS_PER_HOST,
-                hosts=minicloud.COMPUTES):
+                hosts=minicloud.COMPUTES, flavor=None):
     """``per_host`` idle servers on each host (admin host placement, 2.74)."""
     # The earlier tiers' servers count against the admin project's quota.
     ok(compute.put('/os-quota-sets/%s' % cloud.session().get_project_id(), json={
@@ -158,7 +177,8 @@ def boot_spread(cloud, compute, prefix='drs-load', per_host=SERVERS_PER_HOST,
         for index in range(per_host):
             ids.append(ok(compute.post('/servers', json={'server': {
                 'name': '%s-%s-%d' % (prefix, host, index), 'imageRef': cloud.image,
-                'flavorRef': cloud.flavor, 'networks': 'none', 'host': host}}), 202)
+                'flavorRef': flavor or cloud.flavor, 'networks': 'none', 'host': host}}),
+                202)
                 ['server']['id'])
 
     def all_active():

@@ -13,7 +13,8 @@
 """Failures on the multi-process mini-cloud, after test_daemon.py's scenarios.
 
 A live migration nova fails (the trace driver's ``drs_migration_fails``
-metadata), a leader killed mid-evacuation with a standby on Redis, a BMC
+metadata), a leader killed mid-evacuation with a standby on Redis, SIGTERM
+mid-evacuation and a restart, a BMC
 that does not answer, a host that does not come back within
 ``wake_timeout``: the daemon abandons or finishes, nothing is lost, the
 cluster carries on. The cluster is in manual automation here, so only the
@@ -21,7 +22,6 @@ admin requests of each scenario move servers. Each ends with
 ``scenario.check_invariants``.
 """
 
-import datetime
 import os
 import signal
 import time
@@ -84,7 +84,7 @@ def test_a_live_migration_nova_fails_abandons_the_suspend_and_nothing_is_lost(cl
     assert len(servers) >= 2, servers
     failing = servers[0]
     _tag(compute, [failing], drs_migration_fails='1')
-    since = datetime.datetime.now(datetime.timezone.utc)
+    since = scenario.nova_now()
     try:
         scenario.admin_action(compute, 'suspend_host', host)
 
@@ -100,7 +100,7 @@ def test_a_live_migration_nova_fails_abandons_the_suspend_and_nothing_is_lost(cl
         _untag(compute, [failing], 'drs_migration_fails')
     assert failing['id'] in record['state_reason'], record
     failed = _moves_since(compute, failing['id'], host, since)
-    assert [m['status'] for m in failed] == ['error'], failed
+    assert [m['status'] for m in failed] == ['error'], (failed, record)
     current = scenario.ok(compute.get('/servers/%s' % failing['id']))['server']
     assert (current['status'], current['OS-EXT-SRV-ATTR:host']) == ('ACTIVE', host), current
     scenario.check_invariants(cloud, compute)
@@ -138,19 +138,45 @@ def _leader(cloud, names):
     return None
 
 
-def test_ha_standby_finishes_the_evacuation_when_the_leader_is_killed(cloud):
-    scenario.require_daemon(cloud)
-    compute = scenario.compute_client(cloud)
-    leader, standby = _start_ha_daemons(cloud)
+def _slow_evacuation(compute):
+    """The busiest host besides the woken one and its servers, each of which
+    now takes MIGRATION_SECONDS to live-migrate."""
     host = _busiest_host(compute, _woken_host(compute))
     servers = _on_host(compute, host)
     assert len(servers) >= 2, servers
     _tag(compute, servers, drs_migration_seconds=str(MIGRATION_SECONDS))
-    since = datetime.datetime.now(datetime.timezone.utc)
+    return host, servers
+
+
+def _suspend_until_first_move(compute, host, servers):
+    """Admin suspend of ``host``; returns once its first live migration started."""
+    since = scenario.nova_now()
+    scenario.admin_action(compute, 'suspend_host', host)
+    scenario.wait_for('a first live migration off %s' % host, lambda: any(
+        _moves_since(compute, s['id'], host, since) for s in servers), 120, 0.5)
+    return since
+
+
+def _each_moved_once_then_wake(cloud, compute, host, servers, since):
+    """Every server left ``host`` by one completed migration; then the host is
+    woken again (the next scenarios need it), invariants checked both times."""
+    for server in servers:
+        moves = _moves_since(compute, server['id'], host, since)
+        assert [m['status'] for m in moves] == ['completed'], (server['id'], moves)
+    scenario.check_invariants(cloud, compute)
+    scenario.admin_action(compute, 'unsuspend_host', host)
+    scenario.wait_for('%s active again' % host,
+                      lambda: scenario.state_of(compute, host) == 'active')
+    scenario.check_invariants(cloud, compute)
+
+
+def test_ha_standby_finishes_the_evacuation_when_the_leader_is_killed(cloud):
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    leader, standby = _start_ha_daemons(cloud)
+    host, servers = _slow_evacuation(compute)
     try:
-        scenario.admin_action(compute, 'suspend_host', host)
-        scenario.wait_for('a first live migration off %s' % host, lambda: any(
-            _moves_since(compute, s['id'], host, since) for s in servers), 120, 0.5)
+        since = _suspend_until_first_move(compute, host, servers)
         cloud._signal(cloud.running()[leader], signal.SIGKILL)
         killed = time.monotonic()
         scenario.wait_for('%s suspended by the standby' % host,
@@ -160,17 +186,40 @@ def test_ha_standby_finishes_the_evacuation_when_the_leader_is_killed(cloud):
         _untag(compute, servers, 'drs_migration_seconds')
     assert _leader(cloud, [standby]) == standby
     cloud.stop_process(leader)
-    for server in servers:
-        moves = _moves_since(compute, server['id'], host, since)
-        assert [m['status'] for m in moves] == ['completed'], (server['id'], moves)
-    scenario.check_invariants(cloud, compute)
     scenario.figures(cloud, ha_kill_to_suspended_s=round(finished - killed, 1),
                      ha_servers_on_host=len(servers))
-    # The new leader also wakes it again: the next scenarios need the host.
-    scenario.admin_action(compute, 'unsuspend_host', host)
-    scenario.wait_for('%s active again' % host,
-                      lambda: scenario.state_of(compute, host) == 'active')
-    scenario.check_invariants(cloud, compute)
+    # The new leader also wakes it again.
+    _each_moved_once_then_wake(cloud, compute, host, servers, since)
+
+
+def test_sigterm_mid_evacuation_exits_in_time_and_the_next_start_resumes(cloud):
+    """SIGTERM ends the running cycle and the process within [DEFAULT]
+    graceful_shutdown_timeout (3 s here); the next daemon finishes the suspend."""
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    running = [n for n in cloud.running() if n.startswith('nova-loadbalancer')]
+    assert len(running) == 1, running
+    host, servers = _slow_evacuation(compute)
+    try:
+        since = _suspend_until_first_move(compute, host, servers)
+        pid = cloud.running()[running[0]]
+        cloud._signal(pid, signal.SIGTERM)
+        sent = time.monotonic()
+        while minicloud._pid_alive(pid) and time.monotonic() - sent < 30:
+            time.sleep(0.1)
+        exited = time.monotonic() - sent
+        assert not minicloud._pid_alive(pid), '%s ignored SIGTERM for 30 s' % running[0]
+        cloud.stop_process(running[0])  # forgets its pid file
+        assert scenario.state_of(compute, host) == 'suspending'
+        cloud.start_daemon('nova-loadbalancer-resumed',
+                           os.path.join(cloud.etc, 'nova-drs', 'ha.conf'))
+        scenario.wait_for('%s suspended by the restarted daemon' % host,
+                          lambda: scenario.state_of(compute, host) == 'suspended')
+    finally:
+        _untag(compute, servers, 'drs_migration_seconds')
+    assert exited <= 3 + 5, 'exit took %.1f s' % exited
+    scenario.figures(cloud, sigterm_to_exit_s=round(exited, 1))
+    _each_moved_once_then_wake(cloud, compute, host, servers, since)
 
 
 def _woken_host(compute):

@@ -18,11 +18,11 @@ scheduled by nova-scheduler (with nova-drs's filters/weighers) onto three
 nova-compute processes. Run by ``make integration``.
 """
 
-import time
 
 import pytest
 
 from tests.integration import cloud as minicloud
+from tests.integration import scenario
 
 pytestmark = pytest.mark.integration
 
@@ -32,18 +32,6 @@ DRS_STATE_TIMEOUT = 240
 
 def _compute(cloud, **kwargs):
     return cloud.client('compute', default_microversion='2.95', **kwargs)
-
-
-def _wait(what, probe, timeout, interval=2):
-    """Poll ``probe()`` until it returns something truthy; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(interval)
-    pytest.fail('%s: not reached within %ds (last seen: %r)' % (what, timeout, last))
 
 
 def _server(compute, server_id):
@@ -60,7 +48,7 @@ def _boot(cloud, compute, name):
         assert current['status'] != 'ERROR', current.get('fault')
         return current if current['status'] == 'ACTIVE' else None
 
-    return _wait('server %s ACTIVE' % name, active, ACTIVE_TIMEOUT)
+    return scenario.wait_for('server %s ACTIVE' % name, active, ACTIVE_TIMEOUT)
 
 
 def _host_of(server):
@@ -107,10 +95,11 @@ def test_boot_and_live_migrate_with_allocations_following(cloud):
         return current if current['status'] == 'ACTIVE' and _host_of(current) != source \
             else None
 
-    moved_server = _wait('live migration away from %s' % source, moved, ACTIVE_TIMEOUT)
+    moved_server = scenario.wait_for('live migration away from %s' % source, moved,
+                                     ACTIVE_TIMEOUT)
     target = _host_of(moved_server)
     assert target in minicloud.COMPUTES
-    _wait('allocations of the server on %s only' % target,
+    scenario.wait_for('allocations of the server on %s only' % target,
           lambda: _allocation_providers(cloud, server['id']) == {_provider_of(cloud, target)},
           30)
     compute.delete('/servers/%s' % server['id'])
@@ -147,7 +136,7 @@ def _wait_drs_state(compute, host, wanted):
             host, state['state_reason'])
         return state if state['suspend_state'] == wanted else None
 
-    return _wait('host %s %s' % (host, wanted), reached, DRS_STATE_TIMEOUT)
+    return scenario.wait_for('host %s %s' % (host, wanted), reached, DRS_STATE_TIMEOUT)
 
 
 SUSPENDED = {}

@@ -15,7 +15,10 @@
 tempest comes from PyPI into .venv-cloud; its configuration points at the
 mini-cloud's keystone with dynamic credentials, and at the shipped
 ``redfish`` power driver and the mini-cloud's Redfish BMC (bmc.py), so the
-suspend/wake scenario powers real nova-compute processes off and on.
+suspend/wake scenario powers real nova-compute processes off and on; and
+at the trace driver's metadata (``busy_metadata``), so the daemon-driven
+consolidation scenario loads servers through the real statistics pipeline.
+The run ends with the invariant check every daemon scenario ends with.
 """
 
 import json
@@ -25,6 +28,7 @@ import subprocess
 import pytest
 
 from tests.integration import cloud as minicloud
+from tests.integration import scenario
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +53,13 @@ def _tempest_conf(cloud, path):
         # emulator; the scenario puts its host's name in place of {host}.
         'nova_drs': {'power_driver': 'redfish',
                      'power_options': json.dumps(cloud.bmc_options('{host}', 'redfish')),
-                     'state_timeout': '240'},
+                     'state_timeout': '240',
+                     # The trace driver's metadata: a trace whose load is high
+                     # from sample 42 on, scaled to a full vCPU per server.
+                     'busy_metadata': json.dumps({
+                         'drs_trace': 'planetlab2_cs_uoi_gr_howard_p2psip',
+                         'drs_trace_start': '42', 'drs_trace_scale': '4',
+                         'drs_trace_since': '{now}'})},
     })
 
 
@@ -71,3 +81,5 @@ def test_tempest_plugin_passes_against_the_minicloud(cloud, tmp_path):
     assert result.returncode == 0, output[-6000:]
     assert 'Failed: 0' in output and 'Passed: 0' not in output, output[-3000:]
     assert 'Skipped: 0' in output, 'a tempest test was skipped:\n' + output[-3000:]
+    # The same end as every daemon scenario: nothing lost, DRS and nova agree.
+    scenario.check_invariants(cloud, scenario.compute_client(cloud))

@@ -17,7 +17,7 @@ from osc_lib.command import command
 FIELDS = (('Since', 'since'), ('Until', 'until'), ('Cluster', 'cluster'), ('Hosts', 'hosts'),
           ('kWh Drawn', 'kwh_drawn'), ('kWh Saved', 'kwh_saved'),
           ('Suspended Host-Hours', 'suspended_host_hours'), ('Migrations', 'migrations'),
-          ('Measured Share', 'measured_share'))
+          ('Measured Share', 'measured_share'), ('Measured Hosts', 'measured_hosts'))
 
 
 class ReportEnergy(command.ShowOne):

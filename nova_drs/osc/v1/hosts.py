@@ -13,7 +13,6 @@
 """``openstack drs host list|show|suspend|unsuspend|set|wake test|maintenance enter|exit``."""
 
 import sys
-import time
 
 from osc_lib.cli import parseractions
 from osc_lib.command import command
@@ -70,6 +69,17 @@ class ShowHost(command.ShowOne):
         return show(self.app.client_manager.drs.get_host(parsed_args.host))
 
 
+def add_wait_arguments(parser, until, timeout):
+    """``--wait``, ``--timeout`` and ``--poll-interval`` of a command that can wait."""
+    parser.add_argument('--wait', action='store_true', default=False,
+                        help='Wait, showing progress on stderr, until %s' % until)
+    parser.add_argument('--timeout', metavar='<seconds>', type=float, default=timeout,
+                        help='Give up waiting after this many seconds (default %d)' % timeout)
+    parser.add_argument('--poll-interval', metavar='<seconds>', type=float, default=5,
+                        help='Seconds between two checks (default 5)')
+    return parser
+
+
 class _StateChange(command.ShowOne):
     action = None
     verb = None
@@ -79,14 +89,7 @@ class _StateChange(command.ShowOne):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
-        parser.add_argument('--wait', action='store_true', default=False,
-                            help='Wait, showing progress on stderr, until the host reaches '
-                                 'its target state')
-        parser.add_argument('--timeout', metavar='<seconds>', type=float, default=900,
-                            help='Give up waiting after this many seconds (default 900)')
-        parser.add_argument('--poll-interval', metavar='<seconds>', type=float, default=5,
-                            help='Seconds between two state checks (default 5)')
-        return parser
+        return add_wait_arguments(parser, 'the host reaches its target state', 900)
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.drs
@@ -98,23 +101,13 @@ class _StateChange(command.ShowOne):
         return show(host)
 
     def _wait(self, client, parsed_args):
-        deadline = time.monotonic() + parsed_args.timeout
-        state = None
-        while True:
-            host = client.get_host(parsed_args.host)
-            if host['suspend_state'] != state:
-                state = host['suspend_state']
-                sys.stderr.write('%s: %s\n' % (parsed_args.host, state))
-            if state in self.targets:
-                if state != self.targets[0]:
-                    raise exceptions.CommandError('%s of %s failed: it is %s'
-                                                  % (self.verb, parsed_args.host, state))
-                return host
-            if time.monotonic() >= deadline:
-                raise exceptions.CommandError(
-                    'timed out after %ss waiting for %s to become %s (still %s)'
-                    % (parsed_args.timeout, parsed_args.host, self.targets[0], state))
-            time.sleep(parsed_args.poll_interval)
+        host = client.wait_host(parsed_args.host, self.targets, parsed_args.timeout,
+                                parsed_args.poll_interval,
+                                lambda line: sys.stderr.write(line + '\n'))
+        if host['suspend_state'] != self.targets[0]:
+            raise exceptions.CommandError('%s of %s failed: it is %s'
+                                          % (self.verb, parsed_args.host, host['suspend_state']))
+        return host
 
 
 class SuspendHost(_StateChange):

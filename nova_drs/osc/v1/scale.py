@@ -13,31 +13,12 @@
 """``openstack drs server scale``: scale a server to another flavor."""
 
 import sys
-import time
 
 from osc_lib.command import command
 from osc_lib import exceptions
 
+from nova_drs.osc.v1.hosts import add_wait_arguments
 from nova_drs.osc.v1.hosts import show
-
-
-def wait_for_request(get_request, request_id, timeout, interval, report):
-    """Poll a scale request until done or failed; the final request dict."""
-    deadline = time.monotonic() + timeout
-    message = None
-    while True:
-        request = get_request(request_id)
-        progress = request.get('progress') or {}
-        if progress.get('message') != message:
-            message = progress.get('message')
-            report('request %s: %s %s' % (request_id, request['status'], message or ''))
-        if request['status'] in ('done', 'failed'):
-            return request
-        if time.monotonic() >= deadline:
-            raise exceptions.CommandError('timed out after %ss waiting for request %s '
-                                          '(still %s)' % (timeout, request_id,
-                                                          request['status']))
-        time.sleep(interval)
 
 
 class ScaleServer(command.ShowOne):
@@ -47,14 +28,7 @@ class ScaleServer(command.ShowOne):
         parser = super().get_parser(prog_name)
         parser.add_argument('server', metavar='<server>', help='Server (UUID)')
         parser.add_argument('flavor', metavar='<flavor>', help='Flavor (ID or name)')
-        parser.add_argument('--wait', action='store_true', default=False,
-                            help='Wait, showing progress on stderr, until the request is '
-                                 'done or failed')
-        parser.add_argument('--timeout', metavar='<seconds>', type=float, default=1800,
-                            help='Give up waiting after this many seconds (default 1800)')
-        parser.add_argument('--poll-interval', metavar='<seconds>', type=float, default=5,
-                            help='Seconds between two progress checks (default 5)')
-        return parser
+        return add_wait_arguments(parser, 'the request is done or failed', 1800)
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.drs
@@ -63,9 +37,9 @@ class ScaleServer(command.ShowOne):
         sys.stderr.write('scale of %s to %s accepted (request %s)\n'
                          % (parsed_args.server, parsed_args.flavor, request['id']))
         if parsed_args.wait:
-            request = wait_for_request(client.get_request, request['id'],
-                                       parsed_args.timeout, parsed_args.poll_interval,
-                                       lambda line: sys.stderr.write(line + '\n'))
+            request = client.wait_request(request['id'], parsed_args.timeout,
+                                          parsed_args.poll_interval,
+                                          lambda line: sys.stderr.write(line + '\n'))
             if request['status'] == 'failed':
                 raise exceptions.CommandError('scale of %s failed: %s' % (
                     parsed_args.server, (request.get('progress') or {}).get('message')))

@@ -26,6 +26,11 @@ opts = [
                     '"{host}" in it is replaced by the host\'s name.'),
     cfg.StrOpt('power_mode', default='off', choices=['off', 's3'],
                help='Power mode set with the driver.'),
+    cfg.StrOpt('busy_metadata', default='',
+               help='JSON object of server metadata that makes a server busy on the '
+                    'cloud under test (the mini-cloud\'s trace driver reads drs_trace*); '
+                    '"{now}" in it is replaced by the unix time. Empty: the daemon-driven '
+                    'consolidation scenario is skipped.'),
     cfg.IntOpt('state_timeout', default=300, min=10,
                help='Seconds a host may take to reach suspended or active again.'),
 ]

@@ -20,7 +20,7 @@ import yaml
 
 from nova_drs.api import hosts
 from nova_drs.api import middleware
-from nova_drs.api import policies
+from nova_drs.api import rbac
 
 OPENAPI = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc', 'api',
                        'openapi.yaml')
@@ -54,4 +54,4 @@ class TestOpenApiMatchesRoutes(unittest.TestCase):
         variants = operation['requestBody']['content']['application/json']['schema']['oneOf']
         self.assertEqual(set(hosts.ACTIONS), {variant['required'][0] for variant in variants})
         for name, action in hosts.ACTIONS.items():
-            self.assertIn(action.rule[len(policies.PREFIX % ''):], operation['x-policy'], name)
+            self.assertIn(action.rule[len(rbac.PREFIX % ''):], operation['x-policy'], name)

@@ -25,7 +25,8 @@ import pytest
 from nova_drs.daemon import observe
 from nova_drs.db import api
 from nova_drs.db import migration
-from nova_drs.stats import store
+from nova_drs.db import statistics as db_statistics
+from nova_drs.stats import ingest
 from tests import services
 
 T0 = datetime.datetime(2026, 11, 23, 12, 0, 0)
@@ -50,7 +51,7 @@ def database(request, tmp_path):
 
 def _store(database, host, minute, cpu=50.0):
     at = T0 + datetime.timedelta(minutes=minute)
-    store.insert_samples(database, [{
+    ingest.insert_samples(database, [{
         'host': host, 'sampled_at': at.isoformat(),
         'host_stats': {'cpu_used_percent': cpu},
         'instances': [{'instance_uuid': '%s-vm%d' % (host, i), 'cpu_used_percent': cpu}
@@ -59,8 +60,8 @@ def _store(database, host, minute, cpu=50.0):
 
 def _instance_rows_read(database, history):
     """What the next read_statistics would fetch from instance_stats."""
-    host_rows = store.host_cpu_since(database, history.since())
-    return store.instance_cpu_since(database, *history.unseen(host_rows))
+    host_rows = db_statistics.host_cpu_since(database, history.since())
+    return db_statistics.instance_cpu_since(database, *history.unseen(host_rows))
 
 
 def _history(database):

@@ -57,14 +57,14 @@ def udp_listener():
 
 @pytest.fixture
 def bmc(tmp_path):
-    peer = peers.start_ipmi_bmc(str(tmp_path), 'admin', 'ipmi-S3cret')
+    peer = peers.start_ipmi_bmc(str(tmp_path), 'admin', 'ipmi-S3cret', watts=187)
     yield peer
     peer.stop()
 
 
 @pytest.fixture
 def redfish(tmp_path):
-    peer = peers.start_redfish_emulator(str(tmp_path), 'admin', 'rf-S3cret')
+    peer = peers.start_redfish_emulator(str(tmp_path), 'admin', 'rf-S3cret', watts=212.5)
     yield peer
     peer.stop()
 
@@ -131,6 +131,28 @@ def test_ipmi_soft_off_then_power_on(conf, bmc):
     driver.wake(target)
     assert peers.read_bmc_state(bmc) == 'on'
     assert driver.status(target) == base.ON
+
+
+def test_ipmi_reads_dcmi_power_reading(conf, bmc):
+    driver, target = loader.get_driver('ipmi', conf), ipmi_target(bmc)
+    assert driver.MEASURES
+    assert driver.power_watts(target) == 187.0
+    driver.suspend(target)
+    assert driver.power_watts(target) == 0.0
+
+
+def test_ipmi_bmc_without_dcmi_has_no_figure(conf, tmp_path):
+    peer = peers.start_ipmi_bmc(str(tmp_path), 'admin', 'ipmi-S3cret')
+    try:
+        assert loader.get_driver('ipmi', conf).power_watts(ipmi_target(peer)) is None
+    finally:
+        peer.stop()
+
+
+def test_drivers_that_cannot_measure_say_so(conf):
+    assert loader.measuring() == ['ipmi', 'redfish']
+    target = base.PowerTarget('host1', mac=MAC, options={})
+    assert loader.get_driver('wol', conf).power_watts(target) is None
 
 
 def test_ipmi_wrong_password_fails_without_echoing_it(conf, bmc):
@@ -203,6 +225,33 @@ def test_redfish_unknown_system_is_a_clear_error(conf, redfish):
     target = redfish_target(redfish, system_id='no-such-system')
     with pytest.raises(base.PowerError, match='status of host host1 via redfish failed'):
         loader.get_driver('redfish', conf).status(target)
+
+
+def test_redfish_reads_power_consumed_watts_and_follows_power(conf, redfish):
+    driver, target = loader.get_driver('redfish', conf), redfish_target(redfish)
+    assert driver.MEASURES
+    assert driver.power_watts(target) == 212.5
+    driver.suspend(target)
+    wait_for_status(driver, target, base.OFF)
+    assert driver.power_watts(target) == 0.0
+
+
+def test_redfish_without_power_resource_reads_nothing(conf, tmp_path):
+    peer = peers.start_redfish_emulator(str(tmp_path), 'admin', 'rf-S3cret')
+    try:
+        driver = loader.get_driver('redfish', conf)
+        assert driver.power_watts(redfish_target(peer)) is None
+    finally:
+        peer.stop()
+
+
+def test_power_reading_failure_names_host_without_secret(conf, redfish):
+    with pytest.raises(base.PowerError) as raised:
+        loader.get_driver('redfish', conf).power_watts(
+            redfish_target(redfish, password='Wr0ng-pass'))
+    message = str(raised.value)
+    assert 'power reading of host host1 via redfish failed' in message
+    assert 'Wr0ng-pass' not in message
 
 
 # --- SSH --------------------------------------------------------------------

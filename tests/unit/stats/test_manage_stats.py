@@ -18,7 +18,8 @@ from oslo_utils import timeutils
 
 from nova_drs.cmd import manage
 from nova_drs.db import api
-from nova_drs.stats import store
+from nova_drs.db import statistics as db_statistics
+from nova_drs.stats import ingest
 
 
 def _conf_file(tmp_path, body=''):
@@ -38,13 +39,13 @@ def test_purge_uses_retention_then_older_than(tmp_path, capsys):
     conf = _conf_file(tmp_path, '[drs_stats]\nretention = 600\n')
     assert manage.main(['--config-file', conf, 'db', 'sync']) == 0
     database = api.Database('sqlite:///%s' % (tmp_path / 'state' / 'nova_drs.sqlite'))
-    store.insert_samples(database, _samples([30, 300, 900, 1200]))
+    ingest.insert_samples(database, _samples([30, 300, 900, 1200]))
     capsys.readouterr()
     assert manage.main(['--config-file', conf, 'stats', 'purge']) == 0
     assert 'purged 2 host and 0 instance samples' in capsys.readouterr().out
     assert manage.main(['--config-file', conf, 'stats', 'purge', '--older-than', '60']) == 0
     assert 'purged 1 host' in capsys.readouterr().out
-    assert len(store.latest(database, 'h1', 10)) == 1
+    assert len(db_statistics.latest(database, 'h1', 10)) == 1
 
 
 def test_negative_age_is_one_clear_line(tmp_path, capsys):

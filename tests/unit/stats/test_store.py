@@ -19,8 +19,9 @@ import unittest
 
 from nova_drs.db import api
 from nova_drs.db import migration
+from nova_drs.db import statistics as db_statistics
 from nova_drs.stats import collector
-from nova_drs.stats import store
+from nova_drs.stats import ingest
 from tests import services
 
 T0 = datetime.datetime(2026, 11, 22, 12, 0, 0)
@@ -51,29 +52,29 @@ class StoreTests:
     """Run against every database kind by the subclasses below."""
 
     def test_insert_and_latest(self):
-        store.insert_samples(self.db, [sample('h1', m, ['u1', 'u2']) for m in range(5)])
-        latest = store.latest(self.db, 'h1', 2)
+        ingest.insert_samples(self.db, [sample('h1', m, ['u1', 'u2']) for m in range(5)])
+        latest = db_statistics.latest(self.db, 'h1', 2)
         self.assertEqual([T0 + datetime.timedelta(minutes=4),
                           T0 + datetime.timedelta(minutes=3)],
                          [row['sampled_at'] for row in latest])
         self.assertEqual(14.0, latest[0]['cpu_used_percent'])
-        per_instance = store.latest_instances(self.db, ['u1', 'u2', 'u3'], 3)
+        per_instance = db_statistics.latest_instances(self.db, ['u1', 'u2', 'u3'], 3)
         self.assertEqual([4, 3, 2], [row['cpu_time'] for row in per_instance['u1']])
         self.assertEqual([], per_instance['u3'])
         self.assertAlmostEqual(10.0, per_instance['u2'][0]['iops'])
-        hosts = store.latest_hosts(self.db, ['h1', 'h2'], 1)
+        hosts = db_statistics.latest_hosts(self.db, ['h1', 'h2'], 1)
         self.assertEqual(1, len(hosts['h1']))
         self.assertEqual([], hosts['h2'])
 
     def test_duplicates_and_late_samples_are_harmless(self):
-        store.insert_samples(self.db, [sample('h1', 1, ['u1'], cpu_times={'u1': 111})])
-        hosts, instances, errors = store.insert_samples(self.db, [
+        ingest.insert_samples(self.db, [sample('h1', 1, ['u1'], cpu_times={'u1': 111})])
+        hosts, instances, errors = ingest.insert_samples(self.db, [
             sample('h1', 1, ['u1'], cpu_times={'u1': 999}),  # duplicate
             sample('h1', 1, ['u1']),                          # duplicate in the batch
             sample('h1', 0, ['u1']),                          # late
         ])
         self.assertEqual((2, 2, []), (hosts, instances, errors))
-        rows = store.latest_instances(self.db, ['u1'], 5)['u1']
+        rows = db_statistics.latest_instances(self.db, ['u1'], 5)['u1']
         self.assertEqual([111, 0], [row['cpu_time'] for row in rows])
 
     def test_invalid_samples_are_reported_not_stored(self):
@@ -81,7 +82,7 @@ class StoreTests:
         bad_time['sampled_at'] = 'yesterday'
         bad_number = sample('h2', 1)
         bad_number['host_stats']['vcpus'] = 'four'
-        hosts, _, errors = store.insert_samples(
+        hosts, _, errors = ingest.insert_samples(
             self.db, [bad_time, bad_number, {'no': 'host'}, 'junk', sample('h3', 1)])
         self.assertEqual(1, hosts)
         self.assertEqual(4, len(errors))
@@ -89,14 +90,14 @@ class StoreTests:
         self.assertIn('vcpus', errors[1])
 
     def test_purge_boundaries(self):
-        store.insert_samples(self.db, [sample('h1', m, ['u1']) for m in range(4)])
+        ingest.insert_samples(self.db, [sample('h1', m, ['u1']) for m in range(4)])
         cutoff = T0 + datetime.timedelta(minutes=2)
-        self.assertEqual((2, 2), store.purge(self.db, cutoff))
-        remaining = [row['sampled_at'] for row in store.latest(self.db, 'h1', 10)]
+        self.assertEqual((2, 2), db_statistics.purge(self.db, cutoff))
+        remaining = [row['sampled_at'] for row in db_statistics.latest(self.db, 'h1', 10)]
         self.assertEqual([T0 + datetime.timedelta(minutes=3), cutoff], remaining)
-        self.assertEqual((0, 0), store.purge(self.db, cutoff))
+        self.assertEqual((0, 0), db_statistics.purge(self.db, cutoff))
         now = T0 + datetime.timedelta(minutes=3, seconds=30)
-        self.assertEqual((1, 1), store.purge_older_than(self.db, 60, now=now))
+        self.assertEqual((1, 1), db_statistics.purge_older_than(self.db, 60, now=now))
 
     def test_collector_stores_wake_address_once(self):
         samples = [sample('h1', 0, mac='52:54:00:00:00:01'),

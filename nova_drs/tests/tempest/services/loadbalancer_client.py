@@ -18,7 +18,8 @@ from tempest.lib.common import rest_client
 
 
 class LoadBalancerClient(rest_client.RestClient):
-    """GET /loadbalancer[/{host}], POST /loadbalancer/action, /loadbalancer/rules."""
+    """GET /loadbalancer[/{host}], POST /loadbalancer/action, /loadbalancer/rules,
+    /loadbalancer/plan."""
 
     def list_hosts(self):
         resp, body = self.get('loadbalancer')
@@ -55,3 +56,15 @@ class LoadBalancerClient(rest_client.RestClient):
         resp, body = self.delete('loadbalancer/rules/%s' % rule_id)
         self.expected_success(204, resp.status)
         return rest_client.ResponseBody(resp, body)
+
+    def show_plan(self):
+        resp, body = self.get('loadbalancer/plan')
+        self.expected_success(200, resp.status)
+        return rest_client.ResponseBody(resp, json.loads(body))
+
+    def decide_plan(self, decision, plan_id):
+        """``approve`` or ``reject`` a pending plan (409 once a newer cycle superseded it)."""
+        resp, body = self.post('loadbalancer/plan/action',
+                               json.dumps({decision: {'plan_id': plan_id}}))
+        self.expected_success(202, resp.status)
+        return rest_client.ResponseBody(resp, json.loads(body))

@@ -10,27 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""DRS database access for overcommit: deployed-with ratios, synced ratios."""
+"""Overcommit records: the ratios each instance was deployed with
+(``instance_overcommit``), the ratios ``overcommit sync`` last wrote into
+placement (``overcommit_synced_ratios``) and each host's ratio history
+(``host_ratio_history``)."""
 
 import collections
-import threading
 
 import sqlalchemy as sa
 
-from nova_drs.db import api as db_api
 from nova_drs.db import models
-
-_databases = {}
-_databases_lock = threading.Lock()
-
-
-def database(conf):
-    """The process-wide Database for ``conf``'s DRS connection (created once)."""
-    connection = db_api.connection_from_conf(conf)
-    with _databases_lock:
-        if connection not in _databases:
-            _databases[connection] = db_api.Database.from_conf(conf)
-        return _databases[connection]
 
 
 def record(database, instance_uuid, host, vcpus, memory_mb, cpu_ratio, ram_ratio,

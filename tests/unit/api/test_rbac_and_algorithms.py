@@ -10,20 +10,20 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Policy defaults and the description of installed algorithms."""
+"""RBAC rule defaults (oslo.policy) and the description of installed algorithms."""
 
 import importlib.metadata
 import unittest
 from unittest import mock
 
 from nova_drs.api import algorithms
-from nova_drs.api import policies
+from nova_drs.api import rbac
 
 
-class TestPolicyDefaults(unittest.TestCase):
+class TestRbacDefaults(unittest.TestCase):
 
     def test_every_rule_is_admin_only_and_documented(self):
-        rules = policies.list_rules()
+        rules = rbac.list_rules()
         # + clear_wake_failed, enter/exit_maintenance, energy:report, explain
         self.assertEqual(21, len(rules))
         for rule in rules:

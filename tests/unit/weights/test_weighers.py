@@ -24,10 +24,10 @@ from nova_drs import cluster_policy
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
+from nova_drs.db import overcommit as db_overcommit
 from nova_drs.filters import overcommit_base
-from nova_drs.overcommit import store
 from nova_drs.weights import even_distribution
-from nova_drs.weights import policy
+from nova_drs.weights import base
 from nova_drs.weights import power_saving
 
 objects.register_all()
@@ -69,29 +69,29 @@ class WeigherTestCase(unittest.TestCase):
 class PolicyTest(WeigherTestCase):
 
     def test_policy_from_aggregate_default_and_conflicts(self):
-        self.assertEqual('none', policy.host_policy(host_state('h')))
+        self.assertEqual('none', base.host_policy(host_state('h')))
         self.conf.config(default_policy='power_saving', group='loadbalancer')
-        self.assertEqual('power_saving', policy.host_policy(host_state('h')))
-        self.assertEqual('even_distribution', policy.host_policy(host_state(
+        self.assertEqual('power_saving', base.host_policy(host_state('h')))
+        self.assertEqual('even_distribution', base.host_policy(host_state(
             'h', aggregates=[aggregate(1, drs_policy='Even_Distribution')])))
         with self.assertLogs(cluster_policy.LOG, 'WARNING'):
-            self.assertEqual('power_saving', policy.host_policy(host_state(
+            self.assertEqual('power_saving', base.host_policy(host_state(
                 'h', aggregates=[aggregate(2, drs_policy='even_distribution'),
                                  aggregate(3, drs_policy='none')])))
         with self.assertLogs(cluster_policy.LOG, 'WARNING'):
-            self.assertEqual('power_saving', policy.host_policy(host_state(
+            self.assertEqual('power_saving', base.host_policy(host_state(
                 'h', aggregates=[aggregate(4, drs_policy='greedy')])))
 
     def test_recorded_usage_counts_in_allocation(self):
-        database = store.database(drs_conf.CONF)
-        store.record(database, 'uuid-1', 'h', 2, 64, 1.0, 1.0, 'test')
+        database = db_api.shared_database(drs_conf.CONF)
+        db_overcommit.record(database, 'uuid-1', 'h', 2, 64, 1.0, 1.0, 'test')
         state = host_state('h', vcpus_used=2,
                            aggregates=[aggregate(5, cpu_allocation_ratio='2.0')])
         view = overcommit_base.request_view(self.spec)
         cpu = view.cpu(state)
         # 2 vCPUs deployed at 1.0 count 4 at 2.0: 4 of 20
         self.assertEqual((20.0, 4.0), (cpu.total, cpu.used))
-        self.assertEqual(20.0, policy.allocated_percent(view, state))
+        self.assertEqual(20.0, base.allocated_percent(view, state))
 
 
 class CachedUsageTest(WeigherTestCase):
@@ -101,12 +101,12 @@ class CachedUsageTest(WeigherTestCase):
 
     def test_ratio_change_forces_a_fresh_read_of_cached_usage(self):
         self.conf.config(cache_seconds=300, group='drs_scheduler')
-        database = store.database(drs_conf.CONF)
+        database = db_api.shared_database(drs_conf.CONF)
         at_1 = [aggregate(30, cpu_allocation_ratio='1.0')]
         at_2 = [aggregate(30, cpu_allocation_ratio='2.0')]
         view = overcommit_base.request_view(self._spec())
         self.assertEqual(1.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_1)).used)
-        store.record(database, 'uuid-c', 'hc', 1, 64, 1.0, 1.0, 'test')
+        db_overcommit.record(database, 'uuid-c', 'hc', 1, 64, 1.0, 1.0, 'test')
 
         # same ratio: the cached (older) usage is reused, the instance counts 1
         view = overcommit_base.request_view(self._spec())

@@ -16,8 +16,8 @@ import datetime
 
 from nova_drs.db import api
 from nova_drs.db import migration
+from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import placement_sync
-from nova_drs.overcommit import store
 
 T0 = datetime.datetime(2026, 1, 1, 12, 0, 0)
 
@@ -30,18 +30,18 @@ def database(tmp_path):
 
 def test_history_keeps_changes_only_and_answers_by_time(tmp_path):
     db = database(tmp_path)
-    assert store.note_ratios(db, 'h', 1.0, 1.0, T0)
-    assert not store.note_ratios(db, 'h', 1.0, 1.0, T0 + datetime.timedelta(hours=1))
-    assert store.note_ratios(db, 'h', 2.0, 1.0, T0 + datetime.timedelta(hours=2))
-    assert store.ratios_at(db, 'h', T0 - datetime.timedelta(seconds=1)) is None
-    assert store.ratios_at(db, 'h', T0 + datetime.timedelta(hours=1)) == (1.0, 1.0)
-    assert store.ratios_at(db, 'h', T0 + datetime.timedelta(hours=3)) == (2.0, 1.0)
-    assert store.ratios_at(db, 'other', T0) is None
+    assert db_overcommit.note_ratios(db, 'h', 1.0, 1.0, T0)
+    assert not db_overcommit.note_ratios(db, 'h', 1.0, 1.0, T0 + datetime.timedelta(hours=1))
+    assert db_overcommit.note_ratios(db, 'h', 2.0, 1.0, T0 + datetime.timedelta(hours=2))
+    assert db_overcommit.ratios_at(db, 'h', T0 - datetime.timedelta(seconds=1)) is None
+    assert db_overcommit.ratios_at(db, 'h', T0 + datetime.timedelta(hours=1)) == (1.0, 1.0)
+    assert db_overcommit.ratios_at(db, 'h', T0 + datetime.timedelta(hours=3)) == (2.0, 1.0)
+    assert db_overcommit.ratios_at(db, 'other', T0) is None
 
 
 def test_reconcile_uses_launch_ratios_then_current(tmp_path):
     db = database(tmp_path)
-    store.note_ratios(db, 'h', 1.0, 1.0, T0)
+    db_overcommit.note_ratios(db, 'h', 1.0, 1.0, T0)
     aware = (T0 + datetime.timedelta(minutes=5)).replace(tzinfo=datetime.timezone.utc)
     instances = [
         {'uuid': 'old', 'host': 'h', 'vcpus': 1, 'memory_mb': 64, 'launched_at': aware},
@@ -51,13 +51,13 @@ def test_reconcile_uses_launch_ratios_then_current(tmp_path):
     recorded, _gone = placement_sync.reconcile(db, instances, lambda host: (2.0, 1.5),
                                                hosts=['h', 'h2'])
     assert recorded == 2
-    assert store.get(db, 'old')['cpu_allocation_ratio'] == 1.0
-    assert store.get(db, 'before-history')['cpu_allocation_ratio'] == 2.0
+    assert db_overcommit.get(db, 'old')['cpu_allocation_ratio'] == 1.0
+    assert db_overcommit.get(db, 'before-history')['cpu_allocation_ratio'] == 2.0
     # the current ratios of every listed host entered the history
-    assert store.ratios_at(db, 'h2', datetime.datetime(2100, 1, 1)) == (2.0, 1.5)
+    assert db_overcommit.ratios_at(db, 'h2', datetime.datetime(2100, 1, 1)) == (2.0, 1.5)
 
 
 def test_dry_run_writes_no_history(tmp_path):
     db = database(tmp_path)
     placement_sync.reconcile(db, [], lambda host: (2.0, 1.0), dry_run=True, hosts=['h'])
-    assert store.ratios_at(db, 'h', datetime.datetime(2100, 1, 1)) is None
+    assert db_overcommit.ratios_at(db, 'h', datetime.datetime(2100, 1, 1)) is None

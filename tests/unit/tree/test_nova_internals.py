@@ -35,7 +35,7 @@ def test_db_main_api_compute_node_reads():
 
 
 def test_policy_module_enforcer_global():
-    # nova_drs/api/policies.py registers our rules into nova's enforcer.
+    # nova_drs/api/rbac.py registers our rules into nova's enforcer.
     from nova import policy
     from oslo_policy import policy as oslo_policy
     assert hasattr(policy, '_ENFORCER')

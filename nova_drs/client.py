@@ -10,12 +10,23 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""HTTP client of the nova-drs ``/loadbalancer`` API for the OSC plugin."""
+"""The one client of nova-drs's ``/loadbalancer`` API, for both CLIs.
 
+``openstack drs`` (osc/) and ``nova lb-*`` (novaclient_ext/) are thin
+layers over ``DrsClient``: each hands it its keystoneauth session and the
+error class its shell prints as one line. The API is served by nova-api, so
+the client talks to the compute endpoint. ``wait`` is the one poller behind
+every ``--wait``.
+"""
+
+import time
 from urllib import parse
 
 from keystoneauth1 import adapter
-from osc_lib import exceptions
+
+
+class DrsError(Exception):
+    """An API call failed; the message is nova's explanation and the HTTP status."""
 
 
 def _error_message(response):
@@ -33,17 +44,24 @@ def _quote(value):
     return parse.quote(str(value), safe='')
 
 
-class DrsClient:
-    """Every method returns the decoded JSON of one API call."""
+def compute_adapter(session, **where):
+    """The API is nova-api's: the compute endpoint of the catalog (or ``where``'s override)."""
+    return adapter.Adapter(session=session, service_type='compute', **where)
 
-    def __init__(self, session, region_name=None, interface=None):
-        self.adapter = adapter.Adapter(session=session, service_type='compute',
-                                       region_name=region_name, interface=interface)
+
+class DrsClient:
+    """Every method returns the decoded JSON of one API call, or raises ``error``."""
+
+    def __init__(self, session, region_name=None, interface=None, endpoint_override=None,
+                 error=DrsError):
+        self.adapter = compute_adapter(session, region_name=region_name, interface=interface,
+                                       endpoint_override=endpoint_override)
+        self.error = error
 
     def _request(self, method, path, body=None):
         response = self.adapter.request(path, method, json=body, raise_exc=False)
         if response.status_code >= 400:
-            raise exceptions.CommandError(_error_message(response))
+            raise self.error(_error_message(response))
         return response.json() if response.content else None
 
     def list_hosts(self):
@@ -53,6 +71,7 @@ class DrsClient:
         return self._request('GET', '/loadbalancer/%s' % _quote(host))['host']
 
     def action(self, name, **arguments):
+        """``POST /loadbalancer/action``: the host (or request) it answers with."""
         return self._request('POST', '/loadbalancer/action', {name: arguments})
 
     def list_rules(self):
@@ -91,3 +110,40 @@ class DrsClient:
 
     def get_request(self, request_id):
         return self._request('GET', '/loadbalancer/requests/%s' % _quote(request_id))['request']
+
+    def wait_host(self, host, ends, timeout, interval, report):
+        """Poll ``host`` until its state is in ``ends`` (the first one is the
+        wanted one); the host's last view."""
+        return wait(lambda: self.get_host(host), lambda h: h['suspend_state'], ends,
+                    lambda h: '%s: %s' % (host, h['suspend_state']),
+                    '%s to become %s' % (host, ends[0]),
+                    timeout, interval, report, self.error)
+
+    def wait_request(self, request_id, timeout, interval, report):
+        """Poll a request (scale, wake test) until done or failed; its last view."""
+        return wait(lambda: self.get_request(request_id), lambda r: r['status'],
+                    ('done', 'failed'),
+                    lambda r: 'request %s: %s %s' % (request_id, r['status'], (
+                        r.get('progress') or {}).get('message') or ''),
+                    'request %s' % request_id, timeout, interval, report, self.error)
+
+
+def wait(fetch, status_of, ends, describe, what, timeout, interval, report, error):
+    """Poll ``fetch()`` until ``status_of(item)`` is in ``ends``: the last item.
+
+    ``report`` gets ``describe(item)`` each time it changes; past ``timeout``
+    seconds ``error`` is raised naming ``what`` was awaited.
+    """
+    deadline = time.monotonic() + timeout
+    line = None
+    while True:
+        item = fetch()
+        if describe(item) != line:
+            line = describe(item)
+            report(line)
+        if status_of(item) in ends:
+            return item
+        if time.monotonic() >= deadline:
+            raise error('timed out after %ss waiting for %s (still %s)'
+                        % (timeout, what, status_of(item)))
+        time.sleep(interval)

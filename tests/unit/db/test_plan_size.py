@@ -19,7 +19,6 @@ On MySQL/MariaDB ``lb_plans.actions`` was TEXT (64 KiB); migration
 import pytest
 import sqlalchemy as sa
 
-from nova_drs.api import store as api_store
 from nova_drs.cmd import manage
 from nova_drs.db import api
 from nova_drs.db import migration
@@ -63,7 +62,7 @@ def test_plan_of_2000_actions_after_db_sync_from_previous_head(scratch_url, tmp_
         assert _db_sync(tmp_path, scratch_url) == 0
         assert migration.current_revision(database) == migration.head_revision()
         plan_id = plans.save(database, 'manual', big, 'pending', cluster='c1')
-        assert api_store.get_plan(database, plan_id)['actions'] == big
+        assert plans.get(database, plan_id)['actions'] == big
         assert plans.set_status(database, plan_id, 'approved', 'pending')
         assert plans.approved(database) == [(plan_id, big)]
         if database.engine.dialect.name == 'mysql':

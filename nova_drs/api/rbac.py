@@ -12,6 +12,9 @@
 
 """oslo.policy rules of the loadbalancer API, enforced by nova's enforcer.
 
+Named rbac (who may call what): elsewhere in nova-drs "policy" is a
+cluster's DRS policy or a decision algorithm.
+
 Every rule defaults to ``role:admin``. The rules are registered into nova's
 own enforcer, so operators override them in nova's policy file like any nova
 rule, and ``oslopolicy-sample-generator --namespace nova_drs`` lists them.

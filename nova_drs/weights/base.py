@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Per-aggregate placement policy (oVirt cluster policy) and load figures.
+"""What the DRS weighers share: the host's cluster policy, load figures,
+per-aggregate multipliers and the weigher that acts on one policy only.
 
 Which DRS weigher acts on a host is decided by nova_drs.cluster_policy, the
 resolver the daemon uses too: aggregate metadata ``drs_policy`` = ``none`` |
@@ -19,9 +20,11 @@ default_policy``. Invalid values are ignored with one warning.
 """
 
 from nova.scheduler import utils as scheduler_utils
+from nova.scheduler import weights
 
 from nova_drs import cluster_policy
 from nova_drs import conf as drs_conf
+from nova_drs.filters import overcommit_base
 
 CONF = drs_conf.CONF
 
@@ -124,3 +127,39 @@ def measured_load_percent(view, host_state):
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return allocated
     return max(cpu, memory, allocated)
+
+
+class ClusterPolicyWeigher(weights.BaseHostWeigher):
+    """Weighs hosts whose cluster policy is ``POLICY`` with ``_weigh``; others 0.
+
+    ``MULTIPLIER``: (aggregate metadata key, ``[drs_scheduler]`` option).
+    """
+
+    minval = 0
+    maxval = 100
+    POLICY = None
+    MULTIPLIER = (None, None)
+
+    def __init__(self):
+        self._multiplier = AggregateMultiplier(*self.MULTIPLIER)
+
+    def weight_multiplier(self, host_state):
+        return self._multiplier(host_state)
+
+    def weigh_objects(self, weighed_obj_list, spec_obj):
+        self._multiplier.reset()
+        view = overcommit_base.request_view(spec_obj)
+        return [self._policy_weight(view, weighed.obj, spec_obj)
+                for weighed in weighed_obj_list]
+
+    def _weigh_object(self, host_state, spec_obj):
+        return self._policy_weight(overcommit_base.request_view(spec_obj), host_state,
+                                   spec_obj)
+
+    def _policy_weight(self, view, host_state, spec_obj):
+        if view_policy(view, host_state) != self.POLICY:
+            return 0.0
+        return self._weigh(view, host_state, spec_obj)
+
+    def _weigh(self, view, host_state, spec_obj):
+        raise NotImplementedError

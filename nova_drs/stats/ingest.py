@@ -1,0 +1,111 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Samples published by the compute monitor, turned into statistics rows.
+
+``insert_samples`` validates a batch and stores it with ``db.statistics``;
+an invalid sample is left out and reported, never raised.
+"""
+
+import datetime
+
+from oslo_utils import timeutils
+
+from nova_drs.db import statistics
+
+_HOST_FIELDS = ('memory_total', 'memory_used', 'cpu_used_percent', 'vcpus')
+_INSTANCE_FIELDS = ('libvirt_id', 'vcpus', 'cpu_time', 'prev_cpu_time', 'cpu_used_percent',
+                    'mem', 'block_dev_iops', 'prev_block_dev_iops')
+
+
+class InvalidSample(ValueError):
+    """A sample that cannot be stored; the message says which field."""
+
+
+def _time(value, field, cache=None):
+    if value is None:
+        return None
+    if cache is not None and value in cache:
+        return cache[value]
+    if isinstance(value, datetime.datetime):
+        parsed = timeutils.normalize_time(value)
+    else:
+        try:
+            parsed = timeutils.normalize_time(datetime.datetime.fromisoformat(value))
+        except (ValueError, TypeError):
+            raise InvalidSample('%s=%r is not an ISO 8601 time' % (field, value)) from None
+    if cache is not None:
+        cache[value] = parsed
+    return parsed
+
+
+def _number(row, field, kind):
+    value = row.get(field)
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise InvalidSample('%s=%r is not a number' % (field, value)) from None
+
+
+def rows_from_sample(sample, now, times=None):
+    """(host row, instance rows) of one published sample; InvalidSample if unusable.
+
+    ``times`` memoizes parsed timestamps across the samples of a batch.
+    """
+    if not isinstance(sample, dict) or not sample.get('host'):
+        raise InvalidSample('sample without host')
+    sampled_at = _time(sample.get('sampled_at'), 'sampled_at', times)
+    if sampled_at is None:
+        raise InvalidSample('sample of %s without sampled_at' % sample['host'])
+    host_stats = sample.get('host_stats') or {}
+    host_row = {'host': sample['host'], 'sampled_at': sampled_at,
+                'hypervisor_hostname': sample.get('hypervisor_hostname'),
+                'compute_id': _number(sample, 'compute_id', int),
+                'created_at': now, 'deleted': 0}
+    for field in _HOST_FIELDS:
+        host_row[field] = _number(host_stats, field,
+                                  float if field == 'cpu_used_percent' else int)
+    instance_rows = []
+    for entry in sample.get('instances') or ():
+        if not isinstance(entry, dict) or not entry.get('instance_uuid'):
+            raise InvalidSample('instance sample of %s without instance_uuid'
+                                % sample['host'])
+        row = {'instance_uuid': str(entry['instance_uuid']), 'host': sample['host'],
+               'sampled_at': sampled_at, 'created_at': now, 'deleted': 0,
+               'prev_updated_at': _time(entry.get('prev_updated_at'), 'prev_updated_at',
+                                        times)}
+        for field in _INSTANCE_FIELDS:
+            row[field] = _number(entry, field,
+                                 float if field == 'cpu_used_percent' else int)
+        instance_rows.append(row)
+    return host_row, instance_rows
+
+
+def insert_samples(database, samples):
+    """Store many samples in one transaction; returns (hosts, instances, errors).
+
+    ``errors`` lists the InvalidSample messages of samples left out.
+    """
+    now = timeutils.utcnow()
+    host_rows, instance_rows, errors, times = [], [], [], {}
+    for sample in samples:
+        try:
+            host_row, rows = rows_from_sample(sample, now, times)
+        except InvalidSample as exc:
+            errors.append(str(exc))
+            continue
+        host_rows.append(host_row)
+        instance_rows.extend(rows)
+    hosts, instances = statistics.insert(database, host_rows, instance_rows)
+    return hosts, instances, errors
