@@ -61,6 +61,8 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
     API_PASTE = DRS_API_PASTE
     #: Extra nova.conf options a test needs: {(group, name): value}.
     EXTRA_FLAGS = {}
+    #: The flavor of servers created without one (nova's m1.tiny).
+    DEFAULT_FLAVOR = '1'
 
     def setUp(self):
         self.state_dir = tempfile.mkdtemp(prefix='nova-drs-test-')
@@ -86,6 +88,14 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         self.drs_db = db_api.Database.from_conf(drs_conf.CONF)
         migration.sync(self.drs_db)
         self.addCleanup(self.drs_db.dispose)
+
+    def _build_server(self, name=None, image_uuid=None, flavor_id=None, networks=None,
+                      az=None, host=None):
+        # nova's helper takes the first flavor listed (by flavorid): a flavor a
+        # test created comes first whenever its UUID starts with 0 (1 in 16),
+        # and every other server would then silently get it.
+        return super()._build_server(name, image_uuid, flavor_id or self.DEFAULT_FLAVOR,
+                                     networks, az, host)
 
     def _setup_compute_service(self):
         self.computes = {}

@@ -29,6 +29,13 @@ class TestHarnessBootsRealNova(base.DrsFunctionalTestCase):
         providers = self.placement.get('/resource_providers').body
         self.assertEqual(len(self.COMPUTE_HOSTS), len(providers['resource_providers']))
 
+    def test_a_created_flavor_listed_first_is_not_everyone_s_default(self):
+        self.admin_api.post_flavor({'flavor': {
+            'name': 'first', 'id': '0' * 8, 'vcpus': 2, 'ram': 1024, 'disk': 1}})
+        self.assertEqual('0' * 8, self.api.get_flavors()[0]['id'])
+        server = self._create_server(networks='none')
+        self.assertEqual('m1.tiny', server['flavor']['original_name'])
+
     def test_servers_boot_and_spread(self):
         hosts = collections.Counter()
         for index in range(3):
