@@ -50,13 +50,15 @@ class OptOutBase(test_daemon_cycle.DaemonTestBase):
         return pinned, free
 
     def run_until_host2_suspended(self):
-        self.planned = []
+        self.planned, summaries = [], []
         for _ in range(8):
             summary = self.cycle()
+            summaries.append(summary)
             self.planned.extend(summary.get('actions', ()))
             if self.state('host2') == 'suspended':
                 return summary
-        self.fail('host2 was never suspended: %s' % drs_hosts.states(self.drs_db))
+        self.fail('host2 was never suspended: %s; cycles: %s'
+                  % (drs_hosts.states(self.drs_db), summaries))
 
     def assertKeptWhereItIs(self, pinned):
         """Never planned (the lifecycle's own refusal is a second line only)."""
