@@ -162,8 +162,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
         self._check(record, power_requested_at=self._now())
         self._crash_point('suspend:power-requested')
         try:
-            driver, target = self.power_drivers(record)
-            driver.suspend(target)
+            self._power(record, 'suspend')
         except Exception as exc:
             LOG.error('%s: suspend command failed: %s', host, exc)
             drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
@@ -181,8 +180,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
             # and leave it in error for an admin to look at.
             LOG.error('%s: servers appeared while it was being suspended; waking it', host)
             try:
-                driver, target = self.power_drivers(record)
-                driver.wake(target)
+                self._power(record, 'wake')
             except Exception as exc:
                 LOG.error('%s: wake command failed: %s', host, exc)
             drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
@@ -193,14 +191,13 @@ class HostLifecycle(evacuation.EvacuationSteps):
         down = service['state'] == 'down'
         if not down:
             try:
-                driver, target = self.power_drivers(record)
-                power = driver.status(target)
+                power = self._power(record, 'status')
                 down = power in ('off', 'suspended')
                 if power == 'on':
                     # The command may never have left (crash right after the
                     # request was recorded): suspending twice is harmless.
                     LOG.info('%s: still on, sending the suspend command again', host)
-                    driver.suspend(target)
+                    self._power(record, 'suspend')
             except Exception as exc:
                 LOG.warning('%s: power status unavailable: %s', host, exc)
         if down:
@@ -213,6 +210,11 @@ class HostLifecycle(evacuation.EvacuationSteps):
                                     record['state_version'], drs_hosts.ERROR,
                                     'host did not go down within %ds of the suspend command'
                                     % self.suspend_timeout.total_seconds())
+
+    def _power(self, record, command):
+        """Send ``command`` (suspend, wake, status) to the host's power driver."""
+        driver, target = self.power_drivers(record)
+        return getattr(driver, command)(target)
 
     def _give_up(self, record, reason):
         """A host that cannot be emptied: abandon the suspend, or keep trying maintenance.
@@ -243,8 +245,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
             self._check(record, power_requested_at=self._now())
             self._crash_point('wake:power-requested')
             try:
-                driver, target = self.power_drivers(record)
-                driver.wake(target)
+                self._power(record, 'wake')
             except Exception as exc:
                 self._wake_failed(record, 'wake command failed: %s' % exc)
                 return
@@ -271,8 +272,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
             # Powering on twice is harmless, and covers a command that never
             # left because the daemon died right after recording it.
             try:
-                driver, target = self.power_drivers(record)
-                driver.wake(target)
+                self._power(record, 'wake')
             except Exception as exc:
                 LOG.warning('%s: re-sending the wake command failed: %s', host, exc)
 
