@@ -64,8 +64,8 @@ from keystoneauth1 import adapter  # noqa: E402
 from keystoneauth1 import session as ks_session  # noqa: E402
 
 from nova_drs import conf as drs_conf  # noqa: E402
+from nova_drs.daemon import cloud_view  # noqa: E402
 from nova_drs.daemon import nova_api  # noqa: E402
-from nova_drs.daemon import observe  # noqa: E402
 from nova_drs.daemon import service  # noqa: E402
 from nova_drs.db import api as db_api  # noqa: E402
 from nova_drs.db import migration  # noqa: E402
@@ -73,7 +73,7 @@ from nova_drs.loadbalancer import catalog  # noqa: E402
 from nova_drs.stats import ingest  # noqa: E402
 
 SERVERS_PER_HOST = 10
-BUILD_VIEW = observe.build_view
+BUILD_VIEW = cloud_view.build_view
 EPOCH = datetime.datetime(2026, 1, 1)
 
 
@@ -365,7 +365,7 @@ class Meter:
             self.reasons.update(why.split(' (')[0] for _action, why in result['skipped'])
             return result
         balancer.orchestrator.execute = counted
-        observe.build_view = self._timed('observe', BUILD_VIEW)
+        cloud_view.build_view = self._timed('observe', BUILD_VIEW)
 
     def _statement(self, conn, cursor, statement, parameters, context, executemany):
         self.statements[statement.lstrip().split(None, 1)[0].upper()] += 1

@@ -108,10 +108,11 @@ def main(argv=None):
         print(json.dumps(summary, indent=2, default=str))
         return 0
     from nova_drs.daemon import coordination
+    from nova_drs.daemon import coordination_backend
     try:
         coordinator = coordination.Coordinator(CONF)
         coordinator.start()
-    except coordination.CoordinationError as exc:
+    except coordination_backend.CoordinationError as exc:
         return _fail(exc)
     try:
         metrics.start_exporter(CONF, database)

@@ -26,9 +26,8 @@ asks the backend whether the lock still holds *our* token
 (``Lock.is_still_owner``); a failed heartbeat, an expired local lease or a
 lock now held by someone else demotes this daemon at once. Backends whose
 tooz locks cannot answer that question (mysql, postgresql, etcd3+http) are
-refused at startup. Every backend call has a deadline (``heartbeat_interval``;
-``leader_timeout`` to connect): tooz's Redis driver retries a refused
-connection for about a minute, and a daemon must not hang that long.
+refused at startup (coordination_backend.py checks the URL and gives every
+backend call a deadline).
 
 Failover: a crashed leader's lock expires ``leader_timeout`` seconds after
 its last heartbeat; a standby takes it at its next :meth:`is_leader` call.
@@ -53,10 +52,8 @@ round trip plus a local lease check) keeps two daemons from acting twice.
 """
 
 import collections
-from concurrent import futures
 import logging
 import os
-import queue
 import socket
 import threading
 import time
@@ -64,28 +61,13 @@ import urllib.parse
 
 from tooz import coordination as tooz_coordination
 
-from nova_drs.conf import ConfigError
+from nova_drs.daemon import coordination_backend as backend
 
 LOG = logging.getLogger(__name__)
 
 GROUP = 'nova-drs-loadbalancer'
-URL_OPTION = '[drs_coordination] backend_url'
 
-# Schemes whose tooz lock implements is_still_owner() (see module docstring).
-HA_SCHEMES = ('redis', 'zookeeper', 'kazoo', 'memcached', 'kubernetes')
-UNVERIFIABLE_SCHEMES = ('mysql', 'postgresql', 'etcd3+http', 'etcd3+https', 'ipc')
-SINGLE_NODE_SCHEME = 'file'
-
-
-class CoordinationError(Exception):
-    """The daemon cannot coordinate (backend unreachable, lock taken)."""
-
-
-class CoordinationConfigError(CoordinationError, ConfigError):
-    """A [drs_coordination] option cannot be used; the message names it."""
-
-
-class NotLeader(CoordinationError):
+class NotLeader(backend.CoordinationError):
     """A fence token was asked for while this daemon is not the leader."""
 
 
@@ -100,86 +82,19 @@ class FenceToken(collections.namedtuple('FenceToken', 'member_id term')):
         return '%s#%d' % (self.member_id, self.term)
 
 
-class _BackendCaller:
-    """Runs backend calls on one worker thread, each with a deadline.
-
-    A call that misses its deadline raises CoordinationError; it may still
-    complete later in the background (the caller copes with that). Calls
-    queued behind a hung one miss their deadline too, so nothing blocks
-    longer than its own deadline.
-    """
-
-    def __init__(self, name):
-        self._calls = queue.Queue()
-        threading.Thread(target=self._work, name=name, daemon=True).start()
-
-    def _work(self):
-        while (item := self._calls.get()) is not None:
-            future, function, args, kwargs = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(function(*args, **kwargs))
-            except BaseException as exc:
-                future.set_exception(exc)
-
-    def call(self, deadline, function, *args, **kwargs):
-        future = futures.Future()
-        self._calls.put((future, function, args, kwargs))
-        try:
-            return future.result(deadline)
-        except futures.TimeoutError:
-            future.cancel()
-            raise CoordinationError('%s got no answer within %.1f s'
-                                    % (function.__name__, deadline)) from None
-
-    def close(self):
-        self._calls.put(None)
-
-
-def _redact(url):
-    """The URL without its password, fit for logs and error messages."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(':%s@' % parts.password, ':***@', 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
-
-
-def backend_url(conf):
-    """The tooz URL to use: ``backend_url``, else the single-node file backend."""
-    url = conf.drs_coordination.backend_url
-    if not url:
-        return 'file://' + os.path.join(conf.drs.state_path, 'coordination')
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme in UNVERIFIABLE_SCHEMES:
-        raise CoordinationConfigError(
-            '%s uses "%s://": its tooz lock cannot confirm that the leader '
-            'still holds it, so two nova-loadbalancer daemons could act at '
-            'once; use one of %s' % (
-                URL_OPTION, scheme, ', '.join(s + '://' for s in HA_SCHEMES)))
-    if scheme not in HA_SCHEMES + (SINGLE_NODE_SCHEME,):
-        raise CoordinationConfigError(
-            '%s = %s has an unknown scheme "%s"; use one of %s, or leave it '
-            'empty for a single daemon' % (
-                URL_OPTION, _redact(url), scheme,
-                ', '.join(s + '://' for s in HA_SCHEMES + (SINGLE_NODE_SCHEME,))))
-    return url
-
-
 class Coordinator:
     """Membership and leadership of one nova-loadbalancer daemon."""
 
     def __init__(self, conf, member_id=None, group=GROUP):
         options = conf.drs_coordination
-        self.url = backend_url(conf)
+        self.url = backend.backend_url(conf)
         self.scheme = urllib.parse.urlsplit(self.url).scheme
         self.member_id = (member_id or options.member_id
                           or '%s-%d' % (socket.gethostname(), os.getpid()))
         self.heartbeat_interval = options.heartbeat_interval
         self.leader_timeout = options.leader_timeout
         if self.heartbeat_interval * 2 > self.leader_timeout:
-            raise CoordinationConfigError(
+            raise backend.CoordinationConfigError(
                 '[drs_coordination] heartbeat_interval (%s s) must be at most '
                 'half of [drs_coordination] leader_timeout (%s s), or the '
                 'leader lock expires between two heartbeats'
@@ -210,29 +125,30 @@ class Coordinator:
         the single-node file backend, when another daemon holds the lock.
         """
         with self._mutex:
-            self._backend = _BackendCaller('drs-coordination-backend')
+            self._backend = backend.BackendCaller('drs-coordination-backend')
             try:
                 self._connect()
-            except CoordinationError:
+            except backend.CoordinationError:
                 self._backend.close()
                 self._backend = None
                 raise
-            if self.scheme == SINGLE_NODE_SCHEME and not self._try_to_lead():
+            if self.scheme == backend.SINGLE_NODE_SCHEME and not self._try_to_lead():
                 self.stop()
-                raise CoordinationError(
+                raise backend.CoordinationError(
                     'another nova-loadbalancer on this node holds the lock %s; '
                     'only one daemon may run without a coordination backend. '
                     'To run several daemons for high availability set %s to '
                     'a shared backend (e.g. redis://HOST:6379) on all of them'
-                    % (self._lock.name, URL_OPTION))
-            if self.scheme != SINGLE_NODE_SCHEME:
+                    % (self._lock.name, backend.URL_OPTION))
+            if self.scheme != backend.SINGLE_NODE_SCHEME:
                 try:
                     self._join_group()
                 except Exception as exc:
                     self.stop()
-                    raise CoordinationError(
-                        'cannot join group %s on %s: %s; check %s' % (
-                            self.group, _redact(self.url), exc, URL_OPTION)) from None
+                    raise backend.CoordinationError(
+                        'cannot join group %s on %s: %s; check %s'
+                        % (self.group, backend.redact(self.url), exc,
+                           backend.URL_OPTION)) from None
                 self._try_to_lead()
             self._stopping.clear()
             self._heart = threading.Thread(target=self._heartbeat_forever,
@@ -240,7 +156,7 @@ class Coordinator:
                                            daemon=True)
             self._heart.start()
             LOG.info('nova-loadbalancer %s started on %s as %s', self.member_id,
-                     _redact(self.url), 'leader' if self._leader else 'standby')
+                     backend.redact(self.url), 'leader' if self._leader else 'standby')
 
     def stop(self):
         """Stop heartbeating, hand leadership over and leave the group."""
@@ -257,7 +173,7 @@ class Coordinator:
                 self._call(self._coordinator.stop, deadline=self.leader_timeout)
             except Exception as exc:
                 LOG.warning('Could not leave %s cleanly (%s); membership expires '
-                            'on its own', _redact(self.url), exc)
+                            'on its own', backend.redact(self.url), exc)
             self._coordinator = None
             self._backend.close()
             self._backend = None
@@ -343,9 +259,10 @@ class Coordinator:
                 self.url, self.member_id.encode(), **options)
             self._call(coordinator.start, deadline=self.leader_timeout)
         except Exception as exc:
-            raise CoordinationError(
+            raise backend.CoordinationError(
                 'cannot use the coordination backend %s (%s): %s; check %s'
-                % (_redact(self.url), type(exc).__name__, exc, URL_OPTION)) from None
+                % (backend.redact(self.url), type(exc).__name__, exc,
+                   backend.URL_OPTION)) from None
         self._coordinator = coordinator
         self._lock = coordinator.get_lock(('%s-leader' % self.group).encode())
 
@@ -380,7 +297,7 @@ class Coordinator:
             won = (self._call(self._lock.is_still_owner)
                    or self._call(self._lock.acquire, blocking=False))
         except Exception as exc:
-            LOG.warning('Cannot run for leader on %s: %s', _redact(self.url), exc)
+            LOG.warning('Cannot run for leader on %s: %s', backend.redact(self.url), exc)
             return False
         if won:
             self._leader = True
@@ -402,7 +319,7 @@ class Coordinator:
         try:
             self._call(self._coordinator.heartbeat)
         except Exception as exc:
-            self._demote('heartbeat to %s failed: %s' % (_redact(self.url), exc))
+            self._demote('heartbeat to %s failed: %s' % (backend.redact(self.url), exc))
             return
         if self._leader and self._confirm_ownership():
             self._renew_lease(started)

@@ -19,7 +19,7 @@ refused (cooldown, migration and power limits). One row per (cycle,
 subject), the shell's word overriding the core's, stored in one INSERT.
 """
 
-from nova_drs.daemon import observe
+from nova_drs.daemon import cloud_view
 from nova_drs.db import decisions
 from nova_drs.loadbalancer import findings as core
 
@@ -42,7 +42,7 @@ class Decisions:
     def refine_excluded(self, view, rules):
         """Name what excluded a host: stale statistics, a rule, or nova."""
         stale = set(view.stale_hosts)
-        membership = observe._clusters(view.aggregates)
+        membership = cloud_view.clusters_by_host(view.aggregates)
         for (kind, subject), (verdict, reason, refusal, refused) in list(
                 self.by_subject.items()):
             if kind != core.HOST or refusal != EXCLUDED:
@@ -112,7 +112,7 @@ class Decisions:
 
 
 def _exclusion(host, stale, rules, membership, service):
-    """(refusal, text) of an excluded host, as observe.build_view decided it."""
+    """(refusal, text) of an excluded host, as cloud_view.build_view decided it."""
     if host in stale:
         return core.Refusal.STALE.value, 'stale statistics (no fresh sample within ' \
             'stats_max_age)'

@@ -43,37 +43,20 @@ import datetime
 import logging
 
 from oslo_utils import timeutils
-from nova_drs import opt_out
+from nova_drs.daemon import evacuation
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.db import lb_migrations as drs_migrations
 
 LOG = logging.getLogger(__name__)
 
-LIVE_MOVABLE = frozenset(('ACTIVE', 'PAUSED'))
-COLD_MOVABLE = frozenset(('SHUTOFF',))
-FAILED_MIGRATION = frozenset(('failed', 'error', 'cancelled', 'reverted'))
 DISABLED_REASON = 'nova-drs: %s'
-#: States whose hosts the lifecycle empties (their evacuation rows stay open).
-EVACUATING = frozenset((drs_hosts.SUSPENDING, drs_hosts.ENTERING_MAINTENANCE))
 #: States the daemon advances every cycle (plus active hosts it still disables).
-ADVANCING = EVACUATING | {drs_hosts.WAKING}
+ADVANCING = evacuation.EVACUATING | {drs_hosts.WAKING}
 
 
-class Overtaken(Exception):
-    """The host left the (state, version) a step read: an admin won the race."""
-
-
-def _parse_time(value):
-    """nova's timestamps as naive UTC (an offset, when present, is applied)."""
-    if not value:
-        return None
-    return timeutils.normalize_time(timeutils.parse_isotime(value))
-
-
-class HostLifecycle:
+class HostLifecycle(evacuation.EvacuationSteps):
     """Advances hosts in ``suspending``, ``entering_maintenance`` and ``waking``
-    one safe step per call."""
+    one safe step per call (the evacuation steps come from evacuation.py)."""
 
     def __init__(self, nova, database, power_drivers, suspend_timeout,
                  wake_timeout, migration_timeout, crash_point=None, clock=timeutils.utcnow):
@@ -93,43 +76,14 @@ class HostLifecycle:
         """One step for one host record (dict from nova_drs.db.hosts)."""
         state = record['suspend_state']
         try:
-            if state in EVACUATING:
+            if state in evacuation.EVACUATING:
                 self._advance_evacuating(record)
             elif state == drs_hosts.WAKING:
                 self._advance_waking(record)
             elif state == drs_hosts.ACTIVE and record['disabled_by_drs']:
                 self._reenable(record)
-        except Overtaken:
+        except evacuation.Overtaken:
             self._after_overtaken(record)
-
-    def close_abandoned_evacuations(self, status='cancelled', source=None):
-        """Close evacuation rows of hosts no longer being emptied (once a cycle).
-
-        A cold migration already under way stays open until nova finishes it
-        and is then confirmed: no server is left waiting in VERIFY_RESIZE.
-        """
-        for request in drs_migrations.abandoned_evacuations(self.db, EVACUATING, source):
-            if request['kind'] == 'cold' and not self._confirm_abandoned_cold(request):
-                continue
-            drs_migrations.finish(self.db, request['id'], status)
-            LOG.info('%s: evacuation of %s %s', request['source'], request['instance_uuid'],
-                     status)
-
-    def _confirm_abandoned_cold(self, request):
-        """True once an abandoned cold migration needs nothing more from us."""
-        uuid = request['instance_uuid']
-        try:
-            server = self.nova.server(uuid)
-        except nova_api.NovaRequestFailed:
-            return True  # deleted meanwhile
-        if server['status'] == 'VERIFY_RESIZE':
-            try:
-                self.nova.confirm_resize(uuid)
-            except nova_api.NovaRequestFailed as exc:
-                LOG.warning('confirming the cold migration of %s failed: %s', uuid, exc)
-                return False
-            return True
-        return not server.get('OS-EXT-STS:task_state')
 
     def _after_overtaken(self, record):
         host = record['host']
@@ -140,14 +94,14 @@ class HostLifecycle:
         if current['suspend_state'] == drs_hosts.ACTIVE and current['disabled_by_drs']:
             try:
                 self._reenable(current)
-            except Overtaken:
+            except evacuation.Overtaken:
                 pass  # moved again: the next cycle starts from what it is then
 
     def _check(self, record, **fields):
         """The compare-and-swap before a step acts; raises Overtaken when it lost."""
         if not drs_hosts.set_fields_at(self.db, record['host'], record['suspend_state'],
                                        record['state_version'], **fields):
-            raise Overtaken(record['host'])
+            raise evacuation.Overtaken(record['host'])
 
     # -- suspending / entering maintenance --------------------------------
     def _advance_evacuating(self, record):
@@ -199,122 +153,8 @@ class HostLifecycle:
                 self.db, record['host'], drs_hosts.ENTERING_MAINTENANCE,
                 record['state_version'], drs_hosts.MAINTENANCE,
                 'in maintenance: emptied, nova-compute kept disabled') is None:
-            raise Overtaken(record['host'])
+            raise evacuation.Overtaken(record['host'])
         LOG.info('%s: empty, in maintenance', record['host'])
-
-    def _move_servers(self, record, service, servers):
-        host = record['host']
-        phase = 'suspend' if record['suspend_state'] == drs_hosts.SUSPENDING else 'maintenance'
-        pinned = sorted(s['id'] for s in servers
-                        if opt_out.server_level(s) == opt_out.DISABLED)
-        if pinned and self._give_up(record, 'servers opted out of DRS (%s=%s): %s' % (
-                opt_out.KEY, opt_out.DISABLED, ', '.join(pinned))):
-            return
-        for server in servers:
-            uuid = server['id']
-            if uuid in pinned:
-                continue
-            status = server['status']
-            task = server.get('OS-EXT-STS:task_state')
-            last = drs_migrations.last_request(self.db, uuid, source=host)
-            if last and (last['status'] != drs_migrations.REQUESTED
-                         or last['created_at'] < record['state_changed_at']):
-                last = None  # from an earlier attempt, not this suspend
-            if task or status in ('MIGRATING', 'RESIZE', 'VERIFY_RESIZE'):
-                if last and self._timed_out(last):
-                    self._abort_migration(server, last)
-                    if self._give_up(record, 'migration of %s timed out' % uuid):
-                        return
-                continue
-            if last:
-                outcome = self._nova_outcome(uuid, last['created_at'])
-                if outcome == 'failed':
-                    drs_migrations.finish(self.db, last['id'], 'failed')
-                    if self._give_up(record, 'migration of %s failed; it stays on %s'
-                                     % (uuid, host)):
-                        return
-                    continue
-                if outcome == 'running':
-                    continue
-                # Recorded but nova never got it (crash in between): ask again.
-                drs_migrations.finish(self.db, last['id'], 'aborted')
-            if status in LIVE_MOVABLE:
-                kind = 'live'
-            elif status in COLD_MOVABLE:
-                kind = 'cold'
-            else:
-                if self._give_up(record, 'server %s is %s%s and cannot be moved' % (
-                        uuid, status, ' (%s)' % task if task else '')):
-                    return
-                continue
-            if not self.admit(host):
-                LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
-                return
-            # Recorded only while the host is still being emptied as read:
-            # a cancel that won stops the evacuation here.
-            request_id = drs_migrations.request_at(
-                self.db, host, record['suspend_state'], record['state_version'], uuid, kind,
-                'evacuating host for %s' % phase)
-            if request_id is None:
-                raise Overtaken(host)
-            self._crash_point('%s:migration-recorded' % phase)
-            try:
-                if kind == 'live':
-                    self.nova.live_migrate(uuid)
-                else:
-                    self.nova.cold_migrate(uuid)
-            except nova_api.NovaRequestFailed as exc:
-                drs_migrations.finish(self.db, request_id, 'failed')
-                if self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc)):
-                    return
-                continue
-            self._crash_point('%s:migration-requested' % phase)
-
-    def _nova_outcome(self, uuid, since):
-        """'failed', 'running' or None: what nova did with our request since ``since``."""
-        slack = datetime.timedelta(seconds=5)
-        outcome = None
-        for migration in self.nova.migrations(instance_uuid=uuid):
-            created = _parse_time(migration.get('created_at'))
-            if created is None or created < since - slack:
-                continue
-            if migration.get('status') in FAILED_MIGRATION:
-                outcome = 'failed'
-            elif outcome is None:
-                outcome = 'running'
-        return outcome
-
-    def _settle_requests(self, host, servers):
-        """Requests whose server left the host are done."""
-        still_here = {server['id'] for server in servers}
-        for request in drs_migrations.open_requests(self.db):
-            if request['source'] == host and request['instance_uuid'] not in still_here:
-                drs_migrations.finish(self.db, request['id'], 'done')
-
-    def _confirm_finished_cold_migrations(self, host, phase):
-        for migration in self.nova.migrations(source_compute=host, status='finished',
-                                              migration_type='migration'):
-            if migration.get('source_compute') == host:
-                uuid = migration['instance_uuid']
-                try:
-                    self.nova.confirm_resize(uuid)
-                except nova_api.NovaRequestFailed as exc:
-                    LOG.warning('%s: confirming the cold migration of %s failed: %s',
-                                host, uuid, exc)
-                    continue
-                drs_migrations.finish_for_instance(self.db, uuid, host, 'done')
-                self._crash_point('%s:resize-confirmed' % phase)
-
-    def _empty_in_placement(self, host, service):
-        """No allocation left against the host's resource providers.
-
-        A compute node's uuid is its resource provider's uuid.
-        """
-        for hypervisor in self.nova.hypervisors():
-            if hypervisor.get('service', {}).get('host') == host:
-                if any(self.nova.provider_usages(hypervisor['id']).values()):
-                    return False
-        return True
 
     def _power_off(self, record, service):
         host = record['host']
@@ -322,8 +162,7 @@ class HostLifecycle:
         self._check(record, power_requested_at=self._now())
         self._crash_point('suspend:power-requested')
         try:
-            driver, target = self.power_drivers(record)
-            driver.suspend(target)
+            self._power(record, 'suspend')
         except Exception as exc:
             LOG.error('%s: suspend command failed: %s', host, exc)
             drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
@@ -341,8 +180,7 @@ class HostLifecycle:
             # and leave it in error for an admin to look at.
             LOG.error('%s: servers appeared while it was being suspended; waking it', host)
             try:
-                driver, target = self.power_drivers(record)
-                driver.wake(target)
+                self._power(record, 'wake')
             except Exception as exc:
                 LOG.error('%s: wake command failed: %s', host, exc)
             drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
@@ -353,14 +191,13 @@ class HostLifecycle:
         down = service['state'] == 'down'
         if not down:
             try:
-                driver, target = self.power_drivers(record)
-                power = driver.status(target)
+                power = self._power(record, 'status')
                 down = power in ('off', 'suspended')
                 if power == 'on':
                     # The command may never have left (crash right after the
                     # request was recorded): suspending twice is harmless.
                     LOG.info('%s: still on, sending the suspend command again', host)
-                    driver.suspend(target)
+                    self._power(record, 'suspend')
             except Exception as exc:
                 LOG.warning('%s: power status unavailable: %s', host, exc)
         if down:
@@ -373,6 +210,11 @@ class HostLifecycle:
                                     record['state_version'], drs_hosts.ERROR,
                                     'host did not go down within %ds of the suspend command'
                                     % self.suspend_timeout.total_seconds())
+
+    def _power(self, record, command):
+        """Send ``command`` (suspend, wake, status) to the host's power driver."""
+        driver, target = self.power_drivers(record)
+        return getattr(driver, command)(target)
 
     def _give_up(self, record, reason):
         """A host that cannot be emptied: abandon the suspend, or keep trying maintenance.
@@ -389,23 +231,12 @@ class HostLifecycle:
         if drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
                                    record['state_version'], drs_hosts.ACTIVE,
                                    'suspend abandoned: %s' % reason) is None:
-            raise Overtaken(host)
+            raise evacuation.Overtaken(host)
         self.close_abandoned_evacuations('aborted', source=host)
         current = drs_hosts.get(self.db, host)
         if current['disabled_by_drs']:
             self._reenable(current, 'abort:service-enabled')
         return True
-
-    def _abort_migration(self, server, request):
-        try:
-            for migration in self.nova.server_migrations(server['id']):
-                self.nova.abort_live_migration(server['id'], migration['id'])
-        except nova_api.NovaRequestFailed as exc:
-            LOG.warning('aborting the migration of %s failed: %s', server['id'], exc)
-        drs_migrations.finish(self.db, request['id'], 'aborted')
-
-    def _timed_out(self, request):
-        return self._now() - request['created_at'] > self.migration_timeout
 
     # -- waking -----------------------------------------------------------
     def _advance_waking(self, record):
@@ -414,15 +245,14 @@ class HostLifecycle:
             self._check(record, power_requested_at=self._now())
             self._crash_point('wake:power-requested')
             try:
-                driver, target = self.power_drivers(record)
-                driver.wake(target)
+                self._power(record, 'wake')
             except Exception as exc:
                 self._wake_failed(record, 'wake command failed: %s' % exc)
                 return
             self._crash_point('wake:power-sent')
             return
         service = self.nova.compute_service(host)
-        heartbeat = _parse_time(service and service.get('updated_at'))
+        heartbeat = nova_api.parse_time(service and service.get('updated_at'))
         if service and service['state'] == 'up' and heartbeat and \
                 heartbeat > record['power_requested_at']:
             if service['status'] == 'disabled' and record['disabled_by_drs']:
@@ -442,8 +272,7 @@ class HostLifecycle:
             # Powering on twice is harmless, and covers a command that never
             # left because the daemon died right after recording it.
             try:
-                driver, target = self.power_drivers(record)
-                driver.wake(target)
+                self._power(record, 'wake')
             except Exception as exc:
                 LOG.warning('%s: re-sending the wake command failed: %s', host, exc)
 

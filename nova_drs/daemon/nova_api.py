@@ -22,6 +22,7 @@ import logging
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
+from oslo_utils import timeutils
 
 from nova_drs.observability import metrics
 
@@ -254,6 +255,13 @@ class NovaAPI:
     def provider_inventory_body(self, provider_uuid):
         """The whole inventories body: inventories plus the provider generation."""
         return self.placement('GET', '/resource_providers/%s/inventories' % provider_uuid)
+
+
+def parse_time(value):
+    """nova's timestamps as naive UTC (an offset, when present, is applied)."""
+    if not value:
+        return None
+    return timeutils.normalize_time(timeutils.parse_isotime(value))
 
 
 def _next_marker(links):

@@ -37,8 +37,8 @@ import logging
 from oslo_utils import timeutils
 from nova_drs import cluster_policy
 from nova_drs import opt_out
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import nova_api
-from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model
@@ -112,7 +112,7 @@ def budget_for(view, limits, clusters=None):
         clusters = {h.name: h.cluster for h in view.snapshot.hosts}
     in_flight = getattr(view, 'in_flight', None)
     if in_flight is None:
-        in_flight = observe.under_way(view)
+        in_flight = cloud_view.under_way(view)
     default = cluster_policy.DEFAULT_CLUSTER
     return Budget(limits, lambda host: clusters.get(host, default), in_flight)
 

@@ -22,13 +22,14 @@ import logging
 from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import explain
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import measure
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
-from nova_drs.daemon import oscillation
 from nova_drs.daemon import orchestrator as orchestrator_mod
+from nova_drs.daemon import oscillation
 from nova_drs.daemon import planning
 from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
@@ -88,7 +89,7 @@ class LoadBalancer:
         return self.coordinator is None or self.coordinator.still_leader()
 
     def _rules(self):
-        return observe.Rules([{'id': r['id'], 'type': r['type'], 'value': r['value'],
+        return cloud_view.Rules([{'id': r['id'], 'type': r['type'], 'value': r['value'],
                                'allow': r['allow']}
                               for r in db_rules.list_all(self.db)])
 
@@ -112,7 +113,7 @@ class LoadBalancer:
                 # settle and the sync read servers, hypervisors, aggregates and
                 # inventories, which the Raw holds: the view is built once.
                 budget = orchestrator_mod.budget_for(
-                    raw, self.orchestrator.limits, observe.cluster_of_hosts(raw))
+                    raw, self.orchestrator.limits, cloud_view.cluster_of_hosts(raw))
                 self.lifecycle.admit = budget.admit_evacuation
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
@@ -122,7 +123,7 @@ class LoadBalancer:
                 if group.sync_overcommit:
                     self._sync_overcommit(raw)
                 raw = self.observer.reread_after_act(raw)
-            view = observe.build_view(raw, rules, group.stats_max_age)
+            view = cloud_view.build_view(raw, rules, group.stats_max_age)
         except nova_api.NovaUnavailable as exc:
             self.observer.inventory.invalidate()
             LOG.error('cycle skipped, nothing done: %s', exc)

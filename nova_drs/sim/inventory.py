@@ -14,7 +14,7 @@
 
 The daemon stores what it planned from minus the CPU histories (those are
 the statistics tables); the replay puts the histories back from the stored
-samples the way the daemon's ``observe.History`` held them: the newest
+samples the way the daemon's ``stats_history.History`` held them: the newest
 ``history_length`` samples taken after ``history_since`` and up to the
 newest sample the cycle had read. Same inventory + same samples -> same
 snapshot -> same plan. Pure: no I/O.

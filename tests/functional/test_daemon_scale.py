@@ -24,7 +24,7 @@ from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
-from nova_drs.daemon import observe
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import service
 from nova_drs.db import models
 from nova_drs.loadbalancer import catalog
@@ -92,7 +92,7 @@ class TestCompleteViews(test_daemon_cycle.DaemonTestBase):
     def _view(self):
         balancer = self._balancer()
         raw = balancer.observer.fetch(register_hosts=False)
-        return observe.build_view(raw, balancer._rules(), drs_conf.CONF.loadbalancer
+        return cloud_view.build_view(raw, balancer._rules(), drs_conf.CONF.loadbalancer
                                   .stats_max_age)
 
     def test_every_page_is_read_and_the_plan_does_not_depend_on_max_limit(self):

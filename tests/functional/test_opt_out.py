@@ -18,7 +18,7 @@ import fixtures
 from nova.tests.functional.api import client as api_client
 
 from nova_drs import conf as drs_conf
-from nova_drs.daemon import observe
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.loadbalancer import catalog
@@ -255,7 +255,7 @@ class TestOrchestratorGuard(test_daemon_cycle.DaemonTestBase):
             self.admin_api.post_server_metadata(server['id'], {KEY: level})
         daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS},
                                    {s['id']: ('host1', 10.0) for s in servers.values()})
-        view = observe.build_view(self.balancer.observer.fetch(), observe.Rules([]), 600)
+        view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
 
         def move(level, automation, destination):
             return {'type': 'migrate', 'instance': servers[level]['id'], 'source': 'host1',

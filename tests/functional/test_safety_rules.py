@@ -24,8 +24,8 @@ import time
 
 from oslo_utils import timeutils
 
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import lifecycle
-from nova_drs.daemon import observe
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 from tests.functional import daemon_support
@@ -256,7 +256,7 @@ class TestMigrationLimits(SafetyDaemonBase):
         daemon_support.record_load(self.drs_db, {h: 10.0 for h in self.COMPUTE_HOSTS},
                                    {s['id']: (self.server_host(s['id']), 10.0)
                                     for s in servers})
-        view = observe.build_view(self.balancer.observer.fetch(), observe.Rules([]), 600)
+        view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
         actions = [{'type': 'migrate', 'instance': server['id'], 'source': source,
                     'destination': dest, 'reason': 'overload', 'automation': 'automatic'}
                    for server, (source, dest) in zip(servers, moves, strict=True)]

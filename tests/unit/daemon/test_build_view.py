@@ -10,11 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""observe.build_view and observe.History are pure: tested without nova."""
+"""cloud_view.build_view and stats_history.History are pure: tested without nova."""
 
 import datetime
 
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import observe
+from nova_drs.daemon import stats_history
 from nova_drs.db import hosts as drs_hosts
 
 NOW = datetime.datetime(2026, 11, 23, 12, 0, 0)
@@ -57,7 +59,7 @@ def _raw(**changes):
 
 
 def test_view_of_a_raw():
-    view = observe.build_view(_raw(), observe.Rules([]), stats_max_age=600)
+    view = cloud_view.build_view(_raw(), cloud_view.Rules([]), stats_max_age=600)
     hosts = {h.name: h for h in view.snapshot.hosts}
     assert hosts['a'].vcpus == 14 and hosts['a'].ram_mb == 7680
     assert hosts['a'].cpu_allocation_ratio == 4.0 and hosts['a'].cluster == 'z'
@@ -81,12 +83,12 @@ def test_stale_statistics_and_disabled_service_exclude_a_host():
     old = ((NOW - datetime.timedelta(seconds=601), 0.1),)
     raw = _raw(host_samples={'a': old, 'b': old})
     raw.services['b']['status'] = 'disabled'
-    view = observe.build_view(raw, observe.Rules([]), stats_max_age=600)
+    view = cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=600)
     assert all(h.excluded for h in view.snapshot.hosts)
 
 
 def test_history_keeps_the_newest_samples_once():
-    history = observe.History(2)
+    history = stats_history.History(2)
     start = NOW - datetime.timedelta(hours=1)
     history.clear(start)
     assert history.since() == start
@@ -97,4 +99,4 @@ def test_history_keeps_the_newest_samples_once():
     assert history.hosts['a'] == ((t[1], 0.3), (t[2], 0.2))
     assert history.instances['i'] == ((t[0], 1.0), (t[1], 0.5))
     assert history.cpu == {'a': (0.2, 0.3), 'i': (0.5, 1.0)}
-    assert history.since() == t[0] - observe.STATS_OVERLAP
+    assert history.since() == t[0] - stats_history.STATS_OVERLAP

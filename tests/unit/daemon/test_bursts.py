@@ -22,7 +22,7 @@ import os
 import tempfile
 
 from nova_drs import conf as drs_conf
-from nova_drs.daemon import observe
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import orchestrator
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
@@ -104,7 +104,7 @@ class TestBoundedBursts:
         hosts = tuple(model.Host(name=h, vcpus=64, ram_mb=262144, mips=64.0,
                                  cluster=cluster_of(h))
                       for h in SOURCES + DESTINATIONS + IDLE + ASLEEP)
-        return observe.View(
+        return cloud_view.View(
             snapshot=model.Snapshot(hosts=hosts, instances=(), migrations=(), now=0.0),
             services={}, servers=self.nova.servers, clusters={}, stale_hosts=(),
             aggregates=[], hypervisors=[], in_flight=tuple(self.nova.running.values()))

@@ -32,6 +32,7 @@ import redis
 
 from nova_drs import conf as drs_conf
 from nova_drs.daemon import coordination
+from nova_drs.daemon import coordination_backend
 from tests import services
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -314,7 +315,7 @@ def test_unreachable_backend_fails_start_with_the_option_named(tmp_path):
     member = coordination.Coordinator(
         make_conf(tmp_path, 'redis://:s3cret@127.0.0.1:%d' % port), group='unused')
 
-    with pytest.raises(coordination.CoordinationError) as error:
+    with pytest.raises(coordination_backend.CoordinationError) as error:
         member.start()
 
     assert '[drs_coordination] backend_url' in str(error.value)
@@ -338,7 +339,7 @@ def test_second_daemon_on_the_same_node_refuses_to_start(tmp_path, spawn):
     wait_for_line(first, 'leader')
     second = coordination.Coordinator(make_conf(tmp_path), member_id='second')
 
-    with pytest.raises(coordination.CoordinationError) as error:
+    with pytest.raises(coordination_backend.CoordinationError) as error:
         second.start()
 
     message = str(error.value)
@@ -380,7 +381,7 @@ def test_password_is_not_shown_in_url_errors(tmp_path):
 
 def test_config_errors_are_also_coordination_errors(tmp_path):
     # The daemon's startup handles both kinds with one except clause.
-    with pytest.raises(coordination.CoordinationError):
+    with pytest.raises(coordination_backend.CoordinationError):
         coordination.Coordinator(make_conf(tmp_path, 'foo://host'))
 
 

@@ -14,8 +14,8 @@
 
 import types
 
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import explain
-from nova_drs.daemon import observe
 from nova_drs.loadbalancer import findings
 
 
@@ -37,7 +37,7 @@ def rows(record):
 def test_deny_rule_is_named_and_stale_statistics_said():
     record = explain.Decisions()
     record.add_findings([excluded('h1'), excluded('h2')])
-    rules = observe.Rules([{'id': 7, 'type': 'aggregate', 'value': 'gold', 'allow': False}])
+    rules = cloud_view.Rules([{'id': 7, 'type': 'aggregate', 'value': 'gold', 'allow': False}])
     record.refine_excluded(view(stale=['h2'], aggregates=[{'name': 'gold', 'hosts': ['h1']}]),
                            rules)
     found = rows(record)
@@ -50,7 +50,7 @@ def test_deny_rule_is_named_and_stale_statistics_said():
 def test_excluded_without_rule_or_staleness_is_nova():
     record = explain.Decisions()
     record.add_findings([excluded('h1')])
-    record.refine_excluded(view(), observe.Rules([]))
+    record.refine_excluded(view(), cloud_view.Rules([]))
     assert 'nova service disabled' in rows(record)['host', 'h1']['reason']
 
 

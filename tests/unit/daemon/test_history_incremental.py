@@ -22,7 +22,9 @@ import datetime
 
 import pytest
 
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import observe
+from nova_drs.daemon import stats_history
 from nova_drs.db import api
 from nova_drs.db import migration
 from nova_drs.db import statistics as db_statistics
@@ -65,9 +67,9 @@ def _instance_rows_read(database, history):
 
 
 def _history(database):
-    history = observe.History(3)
+    history = stats_history.History(3)
     history.clear(START)
-    observe.read_statistics(database, history)
+    stats_history.read_statistics(database, history)
     return history
 
 
@@ -81,7 +83,7 @@ def test_steady_read_fetches_only_new_instance_samples(database):
     _store(database, 'h1', 2, cpu=80.0)
     rows = _instance_rows_read(database, history)
     assert sorted(uuid for uuid, _at, _cpu in rows) == ['h1-vm0', 'h1-vm1', 'h1-vm2']
-    observe.read_statistics(database, history)
+    stats_history.read_statistics(database, history)
     assert history.cpu['h1-vm0'] == (0.5, 0.5, 0.8)
 
 
@@ -90,11 +92,11 @@ def test_late_host_sample_brings_its_instances(database):
     _store(database, 'h1', 1)
     history = _history(database)
     # h2's sample is stored after the read, 15 s older than the newest held
-    # (within observe.STATS_OVERLAP).
+    # (within stats_history.STATS_OVERLAP).
     _store(database, 'h2', 0.75, cpu=20.0)
     rows = _instance_rows_read(database, history)
     assert sorted(uuid for uuid, _at, _cpu in rows) == ['h2-vm0', 'h2-vm1', 'h2-vm2']
-    observe.read_statistics(database, history)
+    stats_history.read_statistics(database, history)
     assert history.cpu['h2-vm1'] == (0.2,)
     assert history.hosts['h2'][0][0] == T0 + datetime.timedelta(seconds=45)
 
@@ -106,7 +108,7 @@ def test_stopped_host_goes_stale_and_restart_rebuilds_the_same_history(database)
     history = _history(database)
     for minute in (2, 3, 4):
         _store(database, 'h1', minute, cpu=10.0 * minute)   # h2 stops sampling
-        observe.read_statistics(database, history)
+        stats_history.read_statistics(database, history)
     assert history.hosts['h2'][0][0] == T0 + datetime.timedelta(minutes=1)
     raw = observe.Raw(
         services={h: {'host': h, 'status': 'enabled'} for h in ('h1', 'h2')},
@@ -117,7 +119,7 @@ def test_stopped_host_goes_stale_and_restart_rebuilds_the_same_history(database)
         requests=[], host_samples=history.hosts, instance_samples=history.instances,
         cpu_history=history.cpu, suspendable={},
         now=T0 + datetime.timedelta(minutes=4, seconds=30))
-    view = observe.build_view(raw, observe.Rules([]), stats_max_age=120)
+    view = cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=120)
     assert view.stale_hosts == ('h2',)
     restarted = _history(database)
     assert restarted.hosts == history.hosts

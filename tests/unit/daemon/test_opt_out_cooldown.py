@@ -18,7 +18,7 @@ import logging
 import pytest
 
 from nova_drs import opt_out
-from nova_drs.daemon import observe
+from nova_drs.daemon import cloud_view
 from tests.unit.daemon import test_build_view as base
 
 NOW = base.NOW
@@ -29,7 +29,7 @@ def _stamp(seconds_ago):
 
 
 def _view(**changes):
-    return observe.build_view(base._raw(**changes), observe.Rules([]), stats_max_age=600)
+    return cloud_view.build_view(base._raw(**changes), cloud_view.Rules([]), stats_max_age=600)
 
 
 def _migration(uuid, kind='live-migration', status='completed', seconds_ago=60,
@@ -64,7 +64,7 @@ def _with_opt_out(metadata=None, extra_specs=None):
     raw = base._raw()
     raw.servers['s1']['metadata'] = metadata or {}
     raw.servers['s1']['flavor']['extra_specs'] = extra_specs or {}
-    return observe.build_view(raw, observe.Rules([]), stats_max_age=600)
+    return cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=600)
 
 
 @pytest.mark.parametrize('metadata,extra_specs,level', [

@@ -10,11 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-from nova_drs.daemon import observe
+from nova_drs.daemon import cloud_view
 
 
 def _rules(*rules):
-    return observe.Rules([{'type': t, 'value': v, 'allow': a} for t, v, a in rules])
+    return cloud_view.Rules([{'type': t, 'value': v, 'allow': a} for t, v, a in rules])
 
 
 def test_default_allows():

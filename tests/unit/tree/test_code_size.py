@@ -13,9 +13,7 @@
 """Every module readable in minutes: at most 400 lines, no function over 60.
 
 Schema migrations (one long declarative ``upgrade``) and the tempest plugin's
-tests are left out. ``KNOWN`` lists what is still over the limits: a split of
-these three daemon modules made tests/functional/test_opt_out.py fail about
-one run in four (cause not found), so it did not land; nothing may join them.
+tests are left out.
 """
 
 import ast
@@ -24,10 +22,6 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-#: Still over the limits (module, or module: function()); nothing may join them.
-KNOWN = {'nova_drs/daemon/coordination.py', 'nova_drs/daemon/lifecycle.py',
-         'nova_drs/daemon/lifecycle.py: _move_servers()', 'nova_drs/daemon/observe.py',
-         'nova_drs/daemon/observe.py: build_view()'}
 
 
 def _modules():
@@ -53,10 +47,9 @@ def oversized(modules):
     return found
 
 
-def test_no_module_or_function_over_the_limits_but_the_known_ones():
+def test_no_module_or_function_over_the_limits():
     assert list(_modules()), 'no module found under %s' % ROOT
-    assert [(what, lines) for what, lines in oversized(_modules())
-            if what not in KNOWN] == []
+    assert oversized(_modules()) == []
 
 
 def test_the_check_finds_a_long_module_and_a_long_function():

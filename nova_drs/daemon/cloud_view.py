@@ -1,0 +1,247 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The View of a cycle: the Raw that ``observe`` read, turned into the core's
+Snapshot plus what the act step needs. Pure, no I/O (tested without nova).
+
+Capacity is counted in vCPUs: a host's ``mips`` is its physical vCPU count
+and an instance's is its flavor's vCPUs, so utilisation fractions mean the
+same in the simulator.
+"""
+
+import dataclasses
+import datetime
+import re
+
+from nova_drs import cluster_policy
+from nova_drs import opt_out
+from nova_drs.daemon import nova_api
+from nova_drs.loadbalancer import model
+
+#: Every non-final migration status nova has: resources held on both ends.
+IN_FLIGHT_NOVA = frozenset(('queued', 'preparing', 'running', 'pre-migrating', 'migrating',
+                            'post-migrating', 'finished', 'confirming', 'accepted'))
+#: A migration in these states left the server where it was: no cooldown.
+NOT_MOVED_NOVA = frozenset(('failed', 'error', 'cancelled', 'reverted'))
+#: Kinds that move a server (resize and evacuation are not balancing moves).
+MOVES_NOVA = frozenset(('live-migration', 'migration'))
+STATE_BY_STATUS = {'ACTIVE': 'active', 'PAUSED': 'paused', 'SHUTOFF': 'stopped'}
+
+
+@dataclasses.dataclass
+class View:
+    """What one cycle saw: the snapshot plus what the act step needs."""
+
+    snapshot: model.Snapshot
+    services: dict          # host -> nova service dict
+    servers: dict           # uuid -> nova server dict
+    clusters: dict          # cluster name -> aggregate metadata
+    stale_hosts: tuple      # hosts left alone for lack of fresh statistics
+    aggregates: list        # nova aggregates (name, id, hosts, metadata)
+    hypervisors: list       # nova hypervisors (uuid, hostname, service host)
+    inventories: dict = dataclasses.field(default_factory=dict)  # rp uuid -> body
+    #: (source, destination or None) of every migration under way, nova's and
+    #: ours (evacuations have no destination): what the cycle's limits count.
+    in_flight: tuple = ()
+    #: uuid -> drs:automation level of every server that opted out.
+    opt_out: dict = dataclasses.field(default_factory=dict)
+
+
+def build_view(raw, rules, stats_max_age):
+    """The View of a Raw: pure, no I/O (tested without nova)."""
+    hypervisors = [h for h in raw.hypervisors
+                   if h.get('service', {}).get('host') in raw.services]
+    membership = clusters_by_host(raw.aggregates)
+    max_age = datetime.timedelta(seconds=stats_max_age)
+    hosts = [_host(raw, hypervisor, membership, rules, max_age)
+             for hypervisor in hypervisors]
+    stale = [h.name for h in hosts if not _fresh(raw, h.name, max_age)]
+    known_hosts = {h.name for h in hosts}
+    instances, levels = _instances(raw, known_hosts)
+    snapshot = model.Snapshot(
+        hosts=tuple(hosts), instances=tuple(instances),
+        migrations=tuple(_in_flight(raw, known_hosts)), now=raw.now.timestamp())
+    return View(snapshot=snapshot, services=raw.services, servers=raw.servers,
+                clusters={a['name']: a.get('metadata') or {} for a in raw.aggregates},
+                stale_hosts=tuple(stale), aggregates=raw.aggregates,
+                hypervisors=hypervisors, inventories=raw.inventories,
+                in_flight=under_way(raw), opt_out=levels)
+
+
+def _fresh(raw, name, max_age):
+    samples = raw.host_samples.get(name, [])
+    return bool(samples) and raw.now - samples[0][0] <= max_age
+
+
+def _host(raw, hypervisor, membership, rules, max_age):
+    """A hypervisor as a core Host: capacity from placement, excluded when its
+    statistics are stale, it is down or disabled by someone else, or a rule denies it."""
+    name = hypervisor['service']['host']
+    inventory = raw.inventories.get(hypervisor['id'], {}).get('inventories', {})
+    vcpu = inventory.get('VCPU', {})
+    ram = inventory.get('MEMORY_MB', {})
+    record = raw.records[name]
+    service = raw.services[name]
+    excluded = (not _fresh(raw, name, max_age) or service.get('forced_down')
+                or (service['status'] == 'disabled' and not record['disabled_by_drs'])
+                or not rules.allows(name, membership.get(name, ()), hypervisor, service))
+    return model.Host(
+        name=name,
+        vcpus=int(vcpu.get('total', 0)) - int(vcpu.get('reserved', 0)),
+        ram_mb=int(ram.get('total', 0)) - int(ram.get('reserved', 0)),
+        mips=float(max(int(vcpu.get('total', 0)), 1)),
+        pe_mips=1.0,
+        cluster=_cluster_of(name, membership),
+        cpu_allocation_ratio=float(vcpu.get('allocation_ratio', 1.0)),
+        ram_allocation_ratio=float(ram.get('allocation_ratio', 1.0)),
+        power_state=record['suspend_state'],
+        excluded=bool(excluded),
+        suspendable=raw.suspendable.get(name, False),
+        cpu_history=raw.cpu_history.get(name, ()))
+
+
+def _server_groups(groups):
+    """{member uuid: (group id, affinity policy or None)}."""
+    group_of = {}
+    for group in groups:
+        policy = group.get('policy') or (group.get('policies') or [None])[0]
+        for member in group.get('members', ()):
+            group_of[member] = (group['id'], policy if policy in (
+                model.AFFINITY, model.ANTI_AFFINITY) else None)
+    return group_of
+
+
+def _instances(raw, known_hosts):
+    """(core Instances of the servers on known hosts, {uuid: opt-out level})."""
+    group_of = _server_groups(raw.groups)
+    moved_at = last_moved(raw.recent_migrations)
+    levels, instances = {}, []
+    for uuid, server in raw.servers.items():
+        host = server.get('OS-EXT-SRV-ATTR:host')
+        if host not in known_hosts:
+            continue  # shelved-offloaded, building, or on an unknown host
+        flavor = server.get('flavor') or {}
+        group, policy = group_of.get(uuid, (None, None))
+        level = opt_out.server_level(server)
+        if level is not None:
+            levels[uuid] = level
+        instances.append(model.Instance(
+            uuid=uuid, host=host,
+            vcpus=int(flavor.get('vcpus', 0)), ram_mb=int(flavor.get('ram', 0)),
+            mips=float(flavor.get('vcpus', 0)),
+            cpu_history=raw.cpu_history.get(uuid, ()),
+            state=STATE_BY_STATUS.get(server['status'], server['status'].lower()),
+            server_group=group, group_policy=policy,
+            last_migrated_at=moved_at.get(uuid, (None, None))[0],
+            left_host=moved_at.get(uuid, (None, None))[1], movable=level is None))
+    return instances, levels
+
+
+def last_moved(migrations):
+    """{uuid: (POSIX time, source host)} of its newest live or cold migration
+    that ran or runs: the cooldown, and the host it must not go back to."""
+    newest = {}
+    for migration in migrations:
+        if (migration.get('migration_type') not in MOVES_NOVA
+                or migration.get('status') in NOT_MOVED_NOVA):
+            continue
+        stamp = migration.get('updated_at') or migration.get('created_at')
+        if not stamp:
+            continue
+        when = nova_api.parse_time(stamp).timestamp()
+        uuid = migration['instance_uuid']
+        if uuid not in newest or when > newest[uuid][0]:
+            newest[uuid] = (when, migration.get('source_compute'))
+    return newest
+
+
+def cluster_of_hosts(raw):
+    """{host: cluster} without building a whole view."""
+    membership = clusters_by_host(raw.aggregates)
+    return {host: _cluster_of(host, membership) for host in raw.services}
+
+
+def under_way(raw):
+    """(source, destination) per migrating instance, nova's record first."""
+    moving = {}
+    for migration in raw.migrations:
+        if migration.get('status') in IN_FLIGHT_NOVA and migration.get('source_compute'):
+            moving[migration['instance_uuid']] = (migration['source_compute'],
+                                                  migration.get('dest_compute'))
+    for request in raw.requests:
+        moving.setdefault(request['instance_uuid'],
+                          (request['source'], request['destination']))
+    return tuple(moving[uuid] for uuid in sorted(moving))
+
+
+def _in_flight(raw, known_hosts):
+    """Migrations nova runs now (resources held on both ends), and ours it has not
+    listed yet."""
+    found = {}
+    for migration in raw.migrations:
+        if migration.get('status') in IN_FLIGHT_NOVA:
+            found[migration['instance_uuid']] = migration
+    for request in raw.requests:
+        server = raw.servers.get(request['instance_uuid'])
+        if server and server.get('OS-EXT-STS:task_state') and request['destination']:
+            found.setdefault(request['instance_uuid'], {
+                'instance_uuid': request['instance_uuid'],
+                'source_compute': request['source'],
+                'dest_compute': request['destination']})
+    result = []
+    for uuid, migration in sorted(found.items()):
+        source, dest = migration.get('source_compute'), migration.get('dest_compute')
+        if uuid in raw.servers and source in known_hosts and dest in known_hosts:
+            result.append(model.InFlightMigration(uuid, source, dest))
+    return result
+
+
+def clusters_by_host(aggregates):
+    """{host: [aggregate, ...]} by aggregate name."""
+    membership = {}
+    for aggregate in sorted(aggregates, key=lambda a: a['name']):
+        for host in aggregate.get('hosts') or ():
+            membership.setdefault(host, []).append(aggregate)
+    return membership
+
+
+def _cluster_of(host, membership):
+    return cluster_policy.cluster_name(
+        (a['name'], a.get('metadata')) for a in membership.get(host, ()))
+
+
+class Rules:
+    """Allow/deny rules; last match wins, default allow (as the 2015 tool)."""
+
+    TYPES = ('host', 'aggregate', 'availability_zone')
+
+    def __init__(self, rules):
+        self._rules = [(r['type'], re.compile(r['value']), r) for r in rules]
+
+    def allows(self, host, aggregates, hypervisor=None, service=None):
+        rule = self.deciding(host, aggregates, service=service)
+        return True if rule is None else bool(rule['allow'])
+
+    def deciding(self, host, aggregates, service=None):
+        """The rule (dict as given) that decides for the host: the last match."""
+        decided = None
+        zone = (service or {}).get('zone')
+        for kind, pattern, rule in self._rules:
+            if kind == 'host':
+                names = (host,)
+            elif kind == 'aggregate':
+                names = tuple(a['name'] for a in aggregates)
+            else:
+                names = (zone,) if zone else ()
+            if any(pattern.fullmatch(name) for name in names):
+                decided = rule
+        return decided

@@ -1,0 +1,197 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Emptying a host (for a suspend or a maintenance): the steps that move its
+servers away, follow nova's migrations and close our evacuation records.
+
+``EvacuationSteps`` is mixed into lifecycle.HostLifecycle, which provides
+``nova``, ``db``, ``admit``, ``migration_timeout``, ``_now``,
+``_crash_point``, ``_give_up`` and ``_check``.
+"""
+
+import datetime
+import logging
+
+from nova_drs import opt_out
+from nova_drs.daemon import nova_api
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import lb_migrations as drs_migrations
+
+LOG = logging.getLogger(__name__)
+
+LIVE_MOVABLE = frozenset(('ACTIVE', 'PAUSED'))
+COLD_MOVABLE = frozenset(('SHUTOFF',))
+FAILED_MIGRATION = frozenset(('failed', 'error', 'cancelled', 'reverted'))
+#: States whose hosts are being emptied (their evacuation rows stay open).
+EVACUATING = frozenset((drs_hosts.SUSPENDING, drs_hosts.ENTERING_MAINTENANCE))
+
+
+class Overtaken(Exception):
+    """The host left the (state, version) a step read: an admin won the race."""
+
+
+class EvacuationSteps:
+
+    def close_abandoned_evacuations(self, status='cancelled', source=None):
+        """Close evacuation rows of hosts no longer being emptied (once a cycle).
+
+        A cold migration already under way stays open until nova finishes it
+        and is then confirmed: no server is left waiting in VERIFY_RESIZE.
+        """
+        for request in drs_migrations.abandoned_evacuations(self.db, EVACUATING, source):
+            if request['kind'] == 'cold' and not self._confirm_abandoned_cold(request):
+                continue
+            drs_migrations.finish(self.db, request['id'], status)
+            LOG.info('%s: evacuation of %s %s', request['source'], request['instance_uuid'],
+                     status)
+
+    def _confirm_abandoned_cold(self, request):
+        """True once an abandoned cold migration needs nothing more from us."""
+        uuid = request['instance_uuid']
+        try:
+            server = self.nova.server(uuid)
+        except nova_api.NovaRequestFailed:
+            return True  # deleted meanwhile
+        if server['status'] == 'VERIFY_RESIZE':
+            try:
+                self.nova.confirm_resize(uuid)
+            except nova_api.NovaRequestFailed as exc:
+                LOG.warning('confirming the cold migration of %s failed: %s', uuid, exc)
+                return False
+            return True
+        return not server.get('OS-EXT-STS:task_state')
+
+    def _move_servers(self, record, service, servers):
+        pinned = sorted(s['id'] for s in servers
+                        if opt_out.server_level(s) == opt_out.DISABLED)
+        if pinned and self._give_up(record, 'servers opted out of DRS (%s=%s): %s' % (
+                opt_out.KEY, opt_out.DISABLED, ', '.join(pinned))):
+            return
+        for server in servers:
+            if server['id'] not in pinned and self._move_one(record, server):
+                return
+
+    def _this_attempt(self, record, uuid):
+        """Our open request to move ``uuid`` off the host during this evacuation."""
+        last = drs_migrations.last_request(self.db, uuid, source=record['host'])
+        if last and (last['status'] != drs_migrations.REQUESTED
+                     or last['created_at'] < record['state_changed_at']):
+            return None  # from an earlier attempt, not this one
+        return last
+
+    def _move_one(self, record, server):
+        """Start (or follow) one server's move; True when the evacuation stops here."""
+        host, uuid = record['host'], server['id']
+        phase = 'suspend' if record['suspend_state'] == drs_hosts.SUSPENDING else 'maintenance'
+        status = server['status']
+        task = server.get('OS-EXT-STS:task_state')
+        last = self._this_attempt(record, uuid)
+        if task or status in ('MIGRATING', 'RESIZE', 'VERIFY_RESIZE'):
+            if last and self._timed_out(last):
+                self._abort_migration(server, last)
+                return self._give_up(record, 'migration of %s timed out' % uuid)
+            return False
+        if last:
+            outcome = self._nova_outcome(uuid, last['created_at'])
+            if outcome == 'failed':
+                drs_migrations.finish(self.db, last['id'], 'failed')
+                return self._give_up(record, 'migration of %s failed; it stays on %s'
+                                     % (uuid, host))
+            if outcome == 'running':
+                return False
+            # Recorded but nova never got it (crash in between): ask again.
+            drs_migrations.finish(self.db, last['id'], 'aborted')
+        if status in LIVE_MOVABLE:
+            kind = 'live'
+        elif status in COLD_MOVABLE:
+            kind = 'cold'
+        else:
+            return self._give_up(record, 'server %s is %s%s and cannot be moved' % (
+                uuid, status, ' (%s)' % task if task else ''))
+        if not self.admit(host):
+            LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
+            return True
+        # Recorded only while the host is still being emptied as read:
+        # a cancel that won stops the evacuation here.
+        request_id = drs_migrations.request_at(
+            self.db, host, record['suspend_state'], record['state_version'], uuid, kind,
+            'evacuating host for %s' % phase)
+        if request_id is None:
+            raise Overtaken(host)
+        self._crash_point('%s:migration-recorded' % phase)
+        try:
+            if kind == 'live':
+                self.nova.live_migrate(uuid)
+            else:
+                self.nova.cold_migrate(uuid)
+        except nova_api.NovaRequestFailed as exc:
+            drs_migrations.finish(self.db, request_id, 'failed')
+            return self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc))
+        self._crash_point('%s:migration-requested' % phase)
+        return False
+
+    def _nova_outcome(self, uuid, since):
+        """'failed', 'running' or None: what nova did with our request since ``since``."""
+        slack = datetime.timedelta(seconds=5)
+        outcome = None
+        for migration in self.nova.migrations(instance_uuid=uuid):
+            created = nova_api.parse_time(migration.get('created_at'))
+            if created is None or created < since - slack:
+                continue
+            if migration.get('status') in FAILED_MIGRATION:
+                outcome = 'failed'
+            elif outcome is None:
+                outcome = 'running'
+        return outcome
+
+    def _settle_requests(self, host, servers):
+        """Requests whose server left the host are done."""
+        still_here = {server['id'] for server in servers}
+        for request in drs_migrations.open_requests(self.db):
+            if request['source'] == host and request['instance_uuid'] not in still_here:
+                drs_migrations.finish(self.db, request['id'], 'done')
+
+    def _confirm_finished_cold_migrations(self, host, phase):
+        for migration in self.nova.migrations(source_compute=host, status='finished',
+                                              migration_type='migration'):
+            if migration.get('source_compute') == host:
+                uuid = migration['instance_uuid']
+                try:
+                    self.nova.confirm_resize(uuid)
+                except nova_api.NovaRequestFailed as exc:
+                    LOG.warning('%s: confirming the cold migration of %s failed: %s',
+                                host, uuid, exc)
+                    continue
+                drs_migrations.finish_for_instance(self.db, uuid, host, 'done')
+                self._crash_point('%s:resize-confirmed' % phase)
+
+    def _empty_in_placement(self, host, service):
+        """No allocation left against the host's resource providers.
+
+        A compute node's uuid is its resource provider's uuid.
+        """
+        for hypervisor in self.nova.hypervisors():
+            if hypervisor.get('service', {}).get('host') == host:
+                if any(self.nova.provider_usages(hypervisor['id']).values()):
+                    return False
+        return True
+
+    def _abort_migration(self, server, request):
+        try:
+            for migration in self.nova.server_migrations(server['id']):
+                self.nova.abort_live_migration(server['id'], migration['id'])
+        except nova_api.NovaRequestFailed as exc:
+            LOG.warning('aborting the migration of %s failed: %s', server['id'], exc)
+        drs_migrations.finish(self.db, request['id'], 'aborted')
+
+    def _timed_out(self, request):
+        return self._now() - request['created_at'] > self.migration_timeout
