@@ -164,10 +164,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
         try:
             self._power(record, 'suspend')
         except Exception as exc:
-            LOG.error('%s: suspend command failed: %s', host, exc)
-            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
-                                    record['state_version'], drs_hosts.ERROR,
-                                    'suspend command failed: %s' % exc, wake_failed=True)
+            self._suspend_failed(record, 'suspend command failed: %s' % exc, wake_failed=True)
             return
         self._crash_point('suspend:power-sent')
         LOG.info('%s: empty, suspend command sent; waiting for it to go down', host)
@@ -178,15 +175,12 @@ class HostLifecycle(evacuation.EvacuationSteps):
             # Something landed despite the disabled service (a forced move):
             # never leave servers on a sleeping host. Power it back on at once
             # and leave it in error for an admin to look at.
-            LOG.error('%s: servers appeared while it was being suspended; waking it', host)
             try:
                 self._power(record, 'wake')
             except Exception as exc:
                 LOG.error('%s: wake command failed: %s', host, exc)
-            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
-                                    record['state_version'], drs_hosts.ERROR,
-                                    'servers appeared on %s while it was being suspended; '
-                                    'wake command sent' % host)
+            self._suspend_failed(record, 'servers appeared on %s while it was being '
+                                 'suspended; wake command sent' % host)
             return
         down = service['state'] == 'down'
         if not down:
@@ -206,10 +200,14 @@ class HostLifecycle(evacuation.EvacuationSteps):
                                     record['state_reason'])
             LOG.info('%s: suspended', host)
         elif self._now() - record['power_requested_at'] > self.suspend_timeout:
-            drs_hosts.transition_at(self.db, host, drs_hosts.SUSPENDING,
-                                    record['state_version'], drs_hosts.ERROR,
-                                    'host did not go down within %ds of the suspend command'
-                                    % self.suspend_timeout.total_seconds())
+            self._suspend_failed(record, 'host did not go down within %ds of the suspend '
+                                 'command' % self.suspend_timeout.total_seconds())
+
+    def _suspend_failed(self, record, reason, **changes):
+        """A suspend whose power command left but did not end in ``suspended``."""
+        LOG.error('%s: %s', record['host'], reason)
+        drs_hosts.transition_at(self.db, record['host'], drs_hosts.SUSPENDING,
+                                record['state_version'], drs_hosts.ERROR, reason, **changes)
 
     def _power(self, record, command):
         """Send ``command`` (suspend, wake, status) to the host's power driver."""
