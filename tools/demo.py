@@ -134,7 +134,7 @@ class Sandbox(base.DrsFunctionalTestCase):
             load = self._feed(servers, sample)
             summary = balancer.run_cycle()
             for action in summary.get('actions', ()):
-                counts[action['type']] += 1
+                counts[action.kind] += 1
             self._settle()
             for host in list(self.power.waking):
                 self.power.come_back(host)      # the woken host finishes booting

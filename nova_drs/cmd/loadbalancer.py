@@ -105,6 +105,7 @@ def main(argv=None):
         summary = balancer.run_cycle(dry_run=True)
         if 'skipped' in summary:
             return _fail('could not observe the cloud, no plan: %s' % summary['skipped'])
+        summary['actions'] = [action.to_json() for action in summary['actions']]
         print(json.dumps(summary, indent=2, default=str))
         return 0
     from nova_drs.daemon import coordination

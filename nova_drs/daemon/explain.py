@@ -69,10 +69,10 @@ class Decisions:
     def evacuations(self, actions):
         """Moves off a host planned for suspend: the host lifecycle evacuates
         it and nova's scheduler picks each destination, maybe another one."""
-        suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
+        suspending = {a.host for a in actions if a.kind == 'suspend'}
         for action in actions:
-            key = (core.SERVER, action.get('instance'))
-            if action['type'] == 'migrate' and action['source'] in suspending \
+            key = (core.SERVER, action.instance)
+            if action.kind == 'migrate' and action.source in suspending \
                     and key in self.by_subject:
                 verdict, reason, refusal, refused = self.by_subject[key]
                 self.by_subject[key] = (verdict, reason + ' (evacuated by the host '
@@ -82,28 +82,28 @@ class Decisions:
     def pending(self, actions):
         """Actions of manual clusters wait for an admin's approval."""
         for action in actions:
-            key = ((core.SERVER, action['instance']) if action['type'] == 'migrate'
-                   else (core.HOST, action['host']))
+            key = ((core.SERVER, action.instance) if action.kind == 'migrate'
+                   else (core.HOST, action.host))
             if key in self.by_subject:
                 verdict, reason, refusal, refused = self.by_subject[key]
                 self.by_subject[key] = (verdict, reason + ' (manual cluster: planned, waiting '
                                         'for approval)', refusal, refused)
 
     def refused(self, skipped):
-        """Actions the orchestrator did not start: (action dict, why)."""
+        """Actions the orchestrator did not start: (db.plans.Action, why)."""
         for action, why in skipped:
             refusal = (core.Refusal.COOLDOWN if 'cooldown' in why
                        else core.Refusal.LIMIT if 'limit' in why
                        else core.Refusal.REFUSED_BY_DAEMON).value
-            if action['type'] == 'migrate':
-                self.by_subject[core.SERVER, action['instance']] = (
+            if action.kind == 'migrate':
+                self.by_subject[core.SERVER, action.instance] = (
                     NOT_MOVED, 'planned %s -> %s (%s), not started: %s'
-                    % (action['source'], action['destination'], action['reason'], why),
+                    % (action.source, action.destination, action.reason, why),
                     refusal, ())
             else:
-                self.by_subject[core.HOST, action['host']] = (
+                self.by_subject[core.HOST, action.host] = (
                     KEPT, 'planned %s (%s), not started: %s'
-                    % (action['type'], action['reason'], why), refusal, ())
+                    % (action.kind, action.reason, why), refusal, ())
 
     def rows(self, cycle_at):
         return [decisions.row(cycle_at, kind, subject, verdict, reason, refusal, refused)

@@ -46,15 +46,6 @@ from nova_drs.loadbalancer import model
 LOG = logging.getLogger(__name__)
 
 
-
-def action_to_dict(action):
-    if isinstance(action, model.Migrate):
-        return {'type': 'migrate', 'instance': action.instance, 'source': action.source,
-                'destination': action.destination, 'reason': str(action.reason)}
-    kind = 'suspend' if isinstance(action, model.Suspend) else 'wake'
-    return {'type': kind, 'host': action.host, 'reason': str(action.reason)}
-
-
 class Budget:
     """What one cycle may still start: migrations per source, destination and
     cluster (counting those already in flight), suspends and wakes per cluster."""
@@ -130,42 +121,42 @@ class Orchestrator:
         self._now = clock
 
     def execute(self, actions, view, budget=None):
-        """Carry out plan actions (dicts) within ``budget`` (the cycle's, shared by
+        """Carry out plan actions (db.plans.Action) within ``budget`` (the cycle's, shared by
         every plan it runs); returns {'started': n, 'done': [actions started],
         'skipped': [(action, why)], 'waiting': [actions the budget deferred]}."""
         hosts = {h.name: h for h in view.snapshot.hosts}
-        suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
+        suspending = {a.host for a in actions if a.kind == 'suspend'}
         budget = budget or budget_for(view, self.limits)
         started, skipped, waiting, done = 0, [], [], []
         for action in actions:
             if not self.still_leader():
                 skipped.append((action, 'lost leadership'))
                 break
-            if action['type'] in ('wake', 'suspend'):
-                why = budget.power_refused(action['type'], action['host'])
+            if action.kind in ('wake', 'suspend'):
+                why = budget.power_refused(action.kind, action.host)
                 if why:
                     skipped.append((action, why))
                     waiting.append(action)
                     continue
-                if action['type'] == 'wake':
-                    version = drs_hosts.transition(self.db, action['host'],
+                if action.kind == 'wake':
+                    version = drs_hosts.transition(self.db, action.host,
                                                    drs_hosts.SUSPENDED, drs_hosts.WAKING,
-                                                   action['reason'])
+                                                   action.reason)
                 else:
-                    version = drs_hosts.transition(self.db, action['host'], drs_hosts.ACTIVE,
-                                                   drs_hosts.SUSPENDING, action['reason'])
+                    version = drs_hosts.transition(self.db, action.host, drs_hosts.ACTIVE,
+                                                   drs_hosts.SUSPENDING, action.reason)
                 if version is not None:
-                    budget.take_power(action['type'], action['host'])
+                    budget.take_power(action.kind, action.host)
                     started += 1
                     done.append(action)
-            elif action['source'] in suspending:
+            elif action.source in suspending:
                 # The host lifecycle empties hosts it suspends itself, letting
                 # nova's scheduler (with our filters and weighers) choose.
                 continue
             else:
                 why = self._refuse(action, view, hosts)
                 if why is None:
-                    why = budget.migration_refused(action['source'], action['destination'])
+                    why = budget.migration_refused(action.source, action.destination)
                     if why:
                         waiting.append(action)
                 why = why or self._cooling(action)
@@ -175,7 +166,7 @@ class Orchestrator:
                 if self._migrate(action, view):
                     started += 1
                     done.append(action)
-                    budget.take_migration(action['source'], action['destination'])
+                    budget.take_migration(action.source, action.destination)
         for action, why in skipped:
             if action not in waiting:
                 LOG.info('not now: %s (%s)', action, why)
@@ -185,14 +176,14 @@ class Orchestrator:
         return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
 
     def _refuse(self, action, view, hosts):
-        source, destination = hosts.get(action['source']), hosts.get(action['destination'])
-        server = view.servers.get(action['instance'])
-        if server is None or server.get('OS-EXT-SRV-ATTR:host') != action['source']:
-            return 'instance no longer on %s' % action['source']
+        source, destination = hosts.get(action.source), hosts.get(action.destination)
+        server = view.servers.get(action.instance)
+        if server is None or server.get('OS-EXT-SRV-ATTR:host') != action.source:
+            return 'instance no longer on %s' % action.source
         if server.get('OS-EXT-STS:task_state'):
             return 'instance busy (%s)' % server['OS-EXT-STS:task_state']
         level = opt_out.server_level(server)
-        if not opt_out.may_move(level, action.get('automation')):
+        if not opt_out.may_move(level, action.automation):
             return 'instance opted out (%s=%s)' % (opt_out.KEY, level)
         if destination is None or destination.power_state != model.ACTIVE:
             return 'destination not active'
@@ -202,28 +193,28 @@ class Orchestrator:
 
     def _cooling(self, action):
         """Why the instance must not move yet (moved recently), or None: one query."""
-        last = lb_migrations.last_request(self.db, action['instance'])
+        last = lb_migrations.last_request(self.db, action.instance)
         if last and self._now() - last['created_at'] < self.cooldown:
             return 'moved %s ago (cooldown)' % (self._now() - last['created_at'])
         return None
 
     def _migrate(self, action, view):
-        server = view.servers[action['instance']]
+        server = view.servers[action.instance]
         kind = 'live' if server['status'] in ('ACTIVE', 'PAUSED') else 'cold'
         if kind == 'cold' and server['status'] != 'SHUTOFF':
             return False
-        request_id = lb_migrations.request(self.db, action['instance'], action['source'],
-                                           action['destination'], kind, action['reason'])
+        request_id = lb_migrations.request(self.db, action.instance, action.source,
+                                           action.destination, kind, action.reason)
         try:
             if kind == 'live':
-                self.nova.live_migrate(action['instance'], action['destination'])
+                self.nova.live_migrate(action.instance, action.destination)
             else:
-                self.nova.cold_migrate(action['instance'], action['destination'])
+                self.nova.cold_migrate(action.instance, action.destination)
         except nova_api.NovaRequestFailed as exc:
             LOG.warning('nova refused %s: %s', action, exc)
             lb_migrations.finish(self.db, request_id, 'failed')
             return False
-        LOG.info('migrating %(instance)s %(source)s -> %(destination)s (%(reason)s)', action)
+        LOG.info('%s', action)
         return True
 
     def settle(self, view, migration_timeout):

@@ -27,7 +27,7 @@ from nova_drs.observability import metrics
 
 
 def hold(database, actions, hosted, max_moves, window, now=None):
-    """(actions to carry out, held servers as dicts) for plan ``actions`` (dicts).
+    """(actions to carry out, held servers as dicts) for plan ``actions`` (db.plans.Action).
 
     ``hosted``: {server uuid: host} of the cycle's view; the servers of a host
     planned for suspend count as moving too (the host lifecycle evacuates them).
@@ -35,8 +35,8 @@ def hold(database, actions, hosted, max_moves, window, now=None):
     if window <= 0:
         return actions, []
     since = (now or timeutils.utcnow()) - datetime.timedelta(seconds=window)
-    suspending = {a['host'] for a in actions if a['type'] == 'suspend'}
-    moving = {a['instance']: a['source'] for a in actions if a['type'] == 'migrate'}
+    suspending = {a.host for a in actions if a.kind == 'suspend'}
+    moving = {a.instance: a.source for a in actions if a.kind == 'migrate'}
     moving.update({uuid: host for uuid, host in hosted.items() if host in suspending})
     moves = lb_migrations.recent_moves(database, moving, since)
     held = [{'instance': uuid, 'host': host, 'moves': moves[uuid],
@@ -46,7 +46,7 @@ def hold(database, actions, hosted, max_moves, window, now=None):
     held_ids = {h['instance'] for h in held}
     kept_on = {h['host'] for h in held}
     kept = [a for a in actions
-            if not (a['type'] == 'migrate' and a['instance'] in held_ids)
-            and not (a['type'] == 'suspend' and a['host'] in kept_on)]
+            if not (a.kind == 'migrate' and a.instance in held_ids)
+            and not (a.kind == 'suspend' and a.host in kept_on)]
     metrics.note_held(len(held))
     return kept, held

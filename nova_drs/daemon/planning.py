@@ -23,7 +23,7 @@ import logging
 
 from nova_drs import cluster_policy
 from nova_drs import opt_out
-from nova_drs.daemon import orchestrator as orchestrator_mod
+from nova_drs.db import plans
 from nova_drs.loadbalancer import drs
 from nova_drs.loadbalancer import even
 from nova_drs.loadbalancer import model
@@ -51,7 +51,7 @@ class ClusterPlanner:
         self.resolver = resolver or cluster_policy.Resolver()
 
     def plan(self, view, record=None):
-        """Plan every cluster with its own policy and limits; actions as dicts,
+        """Plan every cluster with its own policy and limits: [db.plans.Action],
         the plans' findings into ``record`` (daemon/explain.Decisions) if given.
 
         Each host's policy comes from the shared resolver (as the weighers
@@ -100,8 +100,7 @@ class ClusterPlanner:
             if record is not None:
                 record.add_findings(plan.findings)
             for action in plan.actions:
-                actions.append(dict(orchestrator_mod.action_to_dict(action),
-                                    cluster=cluster, automation=automation))
+                actions.append(plans.Action(action, cluster, automation))
         return actions
 
     def _even_policy(self, cluster, meta):

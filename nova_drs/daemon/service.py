@@ -267,12 +267,12 @@ class LoadBalancer:
         refuses goes into ``record`` (explain.Decisions).
         """
         record = record or explain.Decisions()
-        automatic = [a for a in actions if a['automation'] == 'automatic']
-        manual = [a for a in actions if a['automation'] == 'manual']
+        automatic = [a for a in actions if a.automation == plans.AUTOMATIC]
+        manual = [a for a in actions if a.automation == plans.MANUAL]
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
         plans.expire_pending(self.db)
         if manual:
-            plans.save(self.db, 'manual', manual, 'pending')
+            plans.save(self.db, plans.MANUAL, manual, 'pending')
             record.pending(manual)
         for plan_id, approved in plans.approved(self.db):
             if plans.set_status(self.db, plan_id, 'executing', 'approved'):
@@ -293,7 +293,7 @@ class LoadBalancer:
             self._count(summary, result)
             record.refused(result['skipped'])
             if result['done']:
-                plans.save(self.db, 'automatic', result['done'], 'done')
+                plans.save(self.db, plans.AUTOMATIC, result['done'], 'done')
         return summary
 
     @staticmethod

@@ -12,14 +12,80 @@
 
 """Plans (table ``lb_plans``): the daemon stores each plan and picks approved ones,
 the API shows them and decides pending ones; every status change is the one
-compare-and-swap ``_swap``."""
+compare-and-swap ``_swap``.
 
+The daemon stores and reads the decision core's typed actions (``Action``);
+their JSON form, which the API shows, is written and parsed here only.
+"""
+
+import dataclasses
 import json
+import logging
 
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.loadbalancer import model
+
+LOG = logging.getLogger(__name__)
+
+AUTOMATIC, MANUAL = 'automatic', 'manual'
+_KINDS = {model.Migrate: 'migrate', model.Suspend: 'suspend', model.Wake: 'wake'}
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """One action of a plan: the core's ``Migrate``, ``Suspend`` or ``Wake``,
+    with the cluster that planned it and that cluster's automation level."""
+
+    core: object
+    cluster: str = None
+    automation: str = AUTOMATIC
+
+    @property
+    def kind(self):
+        return _KINDS[type(self.core)]
+
+    @property
+    def reason(self):
+        return self.core.reason
+
+    # A migration's fields; None for a suspend or a wake.
+    instance = property(lambda self: getattr(self.core, 'instance', None))
+    source = property(lambda self: getattr(self.core, 'source', None))
+    destination = property(lambda self: getattr(self.core, 'destination', None))
+    # A suspend's or a wake's host; None for a migration.
+    host = property(lambda self: getattr(self.core, 'host', None))
+
+    def __str__(self):
+        if self.kind == 'migrate':
+            return 'migrate %s %s -> %s (%s)' % (self.instance, self.source,
+                                                 self.destination, self.reason)
+        return '%s %s (%s)' % (self.kind, self.host, self.reason)
+
+    def to_json(self):
+        fields = ({'instance': self.instance, 'source': self.source,
+                   'destination': self.destination} if self.kind == 'migrate'
+                  else {'host': self.host})
+        return dict({'type': self.kind}, **fields, reason=self.reason,
+                    cluster=self.cluster, automation=self.automation)
+
+    @classmethod
+    def from_json(cls, data):
+        """The Action ``to_json`` wrote; ValueError for anything else."""
+        try:
+            if data['type'] == 'migrate':
+                core = model.Migrate(data['instance'], data['source'], data['destination'],
+                                     data['reason'])
+            elif data['type'] in ('suspend', 'wake'):
+                kind = model.Suspend if data['type'] == 'suspend' else model.Wake
+                core = kind(data['host'], data['reason'])
+            else:
+                raise ValueError('unknown action type %r' % data['type'])
+            return cls(core, data.get('cluster'), data.get('automation', AUTOMATIC))
+        except (KeyError, TypeError) as exc:
+            raise ValueError('not a plan action: %r (%s)' % (data, exc)) from None
 
 
 def _loads(text):
@@ -42,11 +108,12 @@ def as_dict(row):
 
 
 def save(database, mode, actions, status, cluster=None):
-    """Store a plan; ``actions`` are dicts with a "reason" each. Returns its id."""
-    reasons = sorted({action['reason'] for action in actions})
+    """Store a plan of ``Action``s; returns its id."""
+    reasons = sorted({action.reason for action in actions})
     with database.writer() as session:
         row = models.LbPlan(cluster=cluster, mode=mode, status=status,
-                            actions=json.dumps(actions), reasons=json.dumps(reasons),
+                            actions=json.dumps([action.to_json() for action in actions]),
+                            reasons=json.dumps(reasons),
                             created_at=timeutils.utcnow())
         session.add(row)
         session.flush()
@@ -54,11 +121,25 @@ def save(database, mode, actions, status, cluster=None):
 
 
 def approved(database):
-    """Approved plans, oldest first, as (id, actions)."""
+    """Approved plans, oldest first, as (id, [Action]).
+
+    An entry that is not an action (a row written by hand) is logged and
+    left out: the rest of the plan still runs.
+    """
     with database.reader() as session:
         rows = session.scalars(sa.select(models.LbPlan).filter_by(status='approved')
                                .order_by(models.LbPlan.id))
-        return [(row.id, json.loads(row.actions or '[]')) for row in rows]
+        return [(row.id, _actions(row.id, row.actions)) for row in rows]
+
+
+def _actions(plan_id, text):
+    actions = []
+    for data in _loads(text):
+        try:
+            actions.append(Action.from_json(data))
+        except ValueError as exc:
+            LOG.error('plan %s: action left out: %s', plan_id, exc)
+    return actions
 
 
 def _swap(session, plan_id, expected, status, **values):

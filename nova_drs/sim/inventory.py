@@ -41,8 +41,14 @@ def epoch(when):
     return calendar.timegm(when.timetuple()) + when.microsecond / 1e6
 
 
+def recorded(action):
+    """A plan action (db.plans.Action) as the inventory keeps it: no automation."""
+    return {k: v for k, v in action.to_json().items() if k != 'automation'}
+
+
 def body(view, actions, now, history_since, history_newest, history_length):
-    """The JSON-able inventory of one cycle; times are epoch seconds."""
+    """The JSON-able inventory of one cycle (``actions``: db.plans.Action);
+    times are epoch seconds."""
     snapshot = view.snapshot
     return {
         'format': FORMAT, 'now': snapshot.now, 'taken_at': now,
@@ -54,7 +60,7 @@ def body(view, actions, now, history_since, history_newest, history_length):
         'aggregates': [{'name': a['name'], 'hosts': list(a.get('hosts') or ()),
                         'metadata': dict(a.get('metadata') or {})}
                        for a in view.aggregates],
-        'actions': [{k: v for k, v in a.items() if k != 'automation'} for a in actions],
+        'actions': [recorded(a) for a in actions],
         'opt_out': dict(getattr(view, 'opt_out', None) or {}),
     }
 

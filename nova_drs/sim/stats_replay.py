@@ -70,13 +70,12 @@ def _by_key(rows):
 
 
 def reproduce(dataset, planner):
-    """[(cycle now, the daemon's plan, the replay's plan)] as action dicts."""
+    """[(cycle now, the daemon's plan, the replay's plan)] as recorded action dicts."""
     results = []
     for cycle in dataset['cycles']:
         view = inventory.rebuild(cycle, dataset['host_samples'],
                                  dataset['instance_samples'])
-        replayed = [{k: v for k, v in a.items() if k != 'automation'}
-                    for a in planner.plan(view)]
+        replayed = [inventory.recorded(a) for a in planner.plan(view)]
         results.append((cycle['now'], cycle['actions'], replayed))
     return results
 

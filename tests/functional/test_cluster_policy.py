@@ -75,7 +75,7 @@ class TestDefaultPolicyPowerSaving(NotOptedIn):
 
     def test_default_policy_opts_hosts_in(self):
         summary = self.cycle()
-        kinds = {(a['type'], a.get('source') or a.get('host')) for a in summary['actions']}
+        kinds = {(a.kind, a.source or a.host) for a in summary['actions']}
         self.assertIn(('migrate', 'host1'), kinds, summary)
 
 

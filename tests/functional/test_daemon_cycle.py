@@ -123,8 +123,8 @@ class TestOverload(DaemonTestBase):
         daemon_support.record_load(self.drs_db, {'host2': 100.0, 'host3': 100.0}, busy)
         summary = self.cycle()
         self.assertEqual('waking', self.state('host1'), summary)
-        self.assertEqual(['wake'], [a['type'] for a in summary['actions']
-                                    if a.get('host') == 'host1'])
+        self.assertEqual(['wake'], [a.kind for a in summary['actions']
+                                    if a.host == 'host1'])
         self.cycle()        # the host lifecycle sends the wake command
         self.assertIn(('wake', 'host1'), self.power.calls)
         self.power.come_back('host1')

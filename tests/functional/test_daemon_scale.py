@@ -125,9 +125,8 @@ class TestCompleteViews(test_daemon_cycle.DaemonTestBase):
         self.assertEqual(set(snapshot.instances), set(complete.instances))
         self.assertEqual(set(snapshot.migrations), set(complete.migrations))
         plan_at_default = self._balancer().run_cycle(dry_run=True)
-        self.assertIn({'type': 'suspend', 'host': 'host4'},
-                      [{'type': a['type'], 'host': a.get('host')}
-                       for a in plan_at_two['actions']], plan_at_two)
+        self.assertIn(('suspend', 'host4'),
+                      [(a.kind, a.host) for a in plan_at_two['actions']], plan_at_two)
         self.assertEqual(plan_at_default, plan_at_two)
         with self.drs_db.reader() as session:
             self.assertEqual(0, session.scalar(
@@ -162,7 +161,7 @@ class TestDryRunWritesNothing(test_daemon_cycle.DaemonTestBase):
         summary, writes = self._writes_during(
             lambda: self._balancer().run_cycle(dry_run=True))
         self.assertEqual([], writes)
-        self.assertIn('suspend', [a['type'] for a in summary['actions']], summary)
+        self.assertIn('suspend', [a.kind for a in summary['actions']], summary)
         with self.drs_db.reader() as session:
             self.assertEqual(0, session.scalar(
                 sa.select(sa.func.count()).select_from(models.DrsHost)))

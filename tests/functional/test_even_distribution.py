@@ -43,8 +43,8 @@ class TestEvenDistribution(test_daemon_cycle.DaemonTestBase):
         # loaded hosts take the others, one or two each.
         self.assertEqual(2, where.count('host1'), every_action)
         self.assertEqual({'host2', 'host3'}, set(where) - {'host1'})
-        self.assertEqual({'migrate'}, {a['type'] for a in every_action})
-        self.assertEqual({'host1'}, {a['source'] for a in every_action})
+        self.assertEqual({'migrate'}, {a.kind for a in every_action})
+        self.assertEqual({'host1'}, {a.source for a in every_action})
         self.assertEqual([], self.power.calls)
         self.assertEqual({'host1': 'active', 'host2': 'active', 'host3': 'active'},
                          drs_hosts.states(self.drs_db))

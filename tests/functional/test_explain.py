@@ -81,8 +81,8 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
         for server in busy:        # the daemon moved them minutes ago
             lb_migrations.request(self.drs_db, server['id'], 'host1', 'host2', 'live', 'test')
         summary = self.cycle()
-        planned = [a['instance'] for a in summary['actions'] if a['type'] == 'migrate'
-                   and a['source'] == 'host2']
+        planned = [a.instance for a in summary['actions'] if a.kind == 'migrate'
+                   and a.source == 'host2']
         self.assertTrue(planned, summary)
         self.assertEqual(['host2'] * 3, [self.server_host(s['id']) for s in busy])
         held = self.explain('server', planned[0])[0]

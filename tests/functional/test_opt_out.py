@@ -21,7 +21,9 @@ from nova_drs import conf as drs_conf
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import plans
 from nova_drs.loadbalancer import catalog
+from nova_drs.loadbalancer import model
 from tests.functional import daemon_support
 from tests.functional import test_cli_nova
 from tests.functional import test_cli_openstack
@@ -215,7 +217,7 @@ class TestOneCooldown(test_daemon_cycle.DaemonTestBase):
         balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
                                         catalog.by_name(self.POLICY), self.power)
         summary = balancer.run_cycle(dry_run=True)
-        return {a['instance'] for a in summary['actions'] if a['type'] == 'migrate'}
+        return {a.instance for a in summary['actions'] if a.kind == 'migrate'}
 
     def test_within_the_cooldown_it_stays_outside_it_moves(self):
         server = self.migrated_by_admin_to_host1()
@@ -258,9 +260,8 @@ class TestOrchestratorGuard(test_daemon_cycle.DaemonTestBase):
         view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
 
         def move(level, automation, destination):
-            return {'type': 'migrate', 'instance': servers[level]['id'], 'source': 'host1',
-                    'destination': destination, 'reason': 'overload',
-                    'automation': automation}
+            return plans.Action(model.Migrate(servers[level]['id'], 'host1', destination,
+                                              'overload'), 'cluster1', automation)
 
         result = self.balancer.orchestrator.execute(
             [move('disabled', 'manual', 'host2'), move('manual', 'automatic', 'host3')], view)

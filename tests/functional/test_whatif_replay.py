@@ -55,7 +55,8 @@ class TestWhatIfReplay(DaemonTestBase):
     def test_replay_reproduces_the_daemons_plans_and_prints_the_table(self):
         start = datetime.datetime.utcnow() - datetime.timedelta(minutes=1)
         summaries = self._consolidate()
-        planned = [inventory.plan_key(s['actions']) for s in summaries]
+        planned = [inventory.plan_key([inventory.recorded(a) for a in s['actions']])
+                   for s in summaries]
         self.assertTrue(any(planned), 'the daemon planned nothing: nothing to reproduce')
 
         dataset = stats_replay.load(self.drs_db, start)

@@ -90,12 +90,11 @@ class TestBoundedBursts:
         self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.db,
                                              catalog.by_name('drs'), power_drivers=None)
         self.balancer.orchestrator.limits = LIMITS
-        self.plan = ([{'type': 'migrate', 'instance': uuid, 'source': source,
-                       'destination': self.destination[uuid], 'reason': 'test'}
+        self.plan = ([plans.Action(model.Migrate(uuid, source, self.destination[uuid], 'test'))
                       for uuid, source in ((u, s['OS-EXT-SRV-ATTR:host'])
                                            for u, s in sorted(servers.items()))]
-                     + [{'type': 'suspend', 'host': h, 'reason': 'test'} for h in IDLE]
-                     + [{'type': 'wake', 'host': h, 'reason': 'test'} for h in ASLEEP])
+                     + [plans.Action(model.Suspend(h, 'test')) for h in IDLE]
+                     + [plans.Action(model.Wake(h, 'test')) for h in ASLEEP])
 
     def teardown_method(self):
         self.db.dispose()

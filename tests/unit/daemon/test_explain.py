@@ -16,7 +16,9 @@ import types
 
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import explain
+from nova_drs.db import plans
 from nova_drs.loadbalancer import findings
+from nova_drs.loadbalancer import model
 
 
 def view(stale=(), aggregates=()):
@@ -61,9 +63,8 @@ def test_oscillation_guard_and_orchestrator_refusals_override_the_plan():
                          findings.Finding('host', 'h3', 'suspend', 'underload ...'),
                          findings.Finding('host', 'h4', 'suspend', 'underload ...')])
     record.held([{'instance': 's1', 'host': 'h3', 'moves': 3, 'reason': 'moved 3 times'}])
-    migrate = {'type': 'migrate', 'instance': 's2', 'source': 'h1', 'destination': 'h2',
-               'reason': 'overload'}
-    suspend = {'type': 'suspend', 'host': 'h4', 'reason': 'underload'}
+    migrate = plans.Action(model.Migrate('s2', 'h1', 'h2', 'overload'))
+    suspend = plans.Action(model.Suspend('h4', 'underload'))
     record.refused([(migrate, 'moved 0:01:00 ago (cooldown)'),
                     (suspend, 'cluster at its suspend limit for this cycle')])
     found = rows(record)
@@ -86,6 +87,6 @@ def test_rows_carry_refused_candidates_as_json():
 def test_manual_cluster_actions_wait_for_approval():
     record = explain.Decisions()
     record.add_findings([findings.Finding('host', 'h1', 'suspend', 'underload ...')])
-    record.pending([{'type': 'suspend', 'host': 'h1', 'reason': 'underload'}])
+    record.pending([plans.Action(model.Suspend('h1', 'underload'), 'c1', plans.MANUAL)])
     assert rows(record)['host', 'h1']['reason'] == ('underload ... (manual cluster: planned, '
                                                     'waiting for approval)')

@@ -22,6 +22,8 @@ from nova_drs.db import api
 from nova_drs.db import lb_migrations
 from nova_drs.db import migration
 from nova_drs.db import models
+from nova_drs.db import plans
+from nova_drs.loadbalancer import model
 
 
 @pytest.fixture
@@ -40,15 +42,14 @@ def moved(database, uuid, times, age_seconds=60):
                 timeutils.utcnow() - datetime.timedelta(seconds=age_seconds))
 
 
-MIGRATE = {'type': 'migrate', 'instance': 'vm1', 'source': 'h1', 'destination': 'h2',
-           'reason': 'overload'}
-SUSPEND = {'type': 'suspend', 'host': 'h3', 'reason': 'underload'}
+MIGRATE = plans.Action(model.Migrate('vm1', 'h1', 'h2', 'overload'))
+SUSPEND = plans.Action(model.Suspend('h3', 'underload'))
 
 
 def test_server_at_the_limit_is_held_and_others_move(database):
     moved(database, 'vm1', 3)
     moved(database, 'vm2', 2)
-    other = dict(MIGRATE, instance='vm2')
+    other = plans.Action(model.Migrate('vm2', 'h1', 'h2', 'overload'))
     kept, held = oscillation.hold(database, [MIGRATE, other], {}, 3, 3600)
     assert kept == [other]
     assert [(h['instance'], h['host'], h['moves']) for h in held] == [('vm1', 'h1', 3)]

@@ -23,15 +23,18 @@ from nova_drs.cmd import manage
 from nova_drs.db import api
 from nova_drs.db import migration
 from nova_drs.db import plans
+from nova_drs.loadbalancer import model
 from tests import services
 
 PREVIOUS_HEAD = '0008_sim_inventory'
 
 
 def _actions(count):
-    return [{'type': 'migrate', 'instance': '00000000-0000-0000-0000-%012d' % i,
-             'from': 'compute%05d' % (i % 500), 'to': 'compute%05d' % (500 + i % 500),
-             'reason': 'consolidate compute%05d' % (i % 500)} for i in range(count)]
+    return [plans.Action(model.Migrate('00000000-0000-0000-0000-%012d' % i,
+                                       'compute%05d' % (i % 500),
+                                       'compute%05d' % (500 + i % 500),
+                                       'consolidate compute%05d' % (i % 500)), 'c1',
+                         plans.MANUAL) for i in range(count)]
 
 
 @pytest.fixture(params=['mariadb', 'postgresql', 'sqlite'])
@@ -62,7 +65,7 @@ def test_plan_of_2000_actions_after_db_sync_from_previous_head(scratch_url, tmp_
         assert _db_sync(tmp_path, scratch_url) == 0
         assert migration.current_revision(database) == migration.head_revision()
         plan_id = plans.save(database, 'manual', big, 'pending', cluster='c1')
-        assert plans.get(database, plan_id)['actions'] == big
+        assert plans.get(database, plan_id)['actions'] == [a.to_json() for a in big]
         assert plans.set_status(database, plan_id, 'approved', 'pending')
         assert plans.approved(database) == [(plan_id, big)]
         if database.engine.dialect.name == 'mysql':

@@ -105,8 +105,7 @@ def test_rebuilt_snapshot_gives_the_recorded_plan():
     # what the daemon would have recorded: the plan of each cycle's own view
     for cycle in source['cycles']:
         view = inventory.rebuild(cycle, source['host_samples'], source['instance_samples'])
-        cycle['actions'] = [{k: v for k, v in a.items() if k != 'automation'}
-                            for a in planner.plan(view)]
+        cycle['actions'] = [inventory.recorded(a) for a in planner.plan(view)]
     outcomes = stats_replay.reproduce(source, planner)
 
     assert any(daemon for _now, daemon, _replay in outcomes)
