@@ -68,6 +68,12 @@ def nova_from_conf(conf):
                                             raise_exc=False, **common))
 
 
+def dry_run_report(summary):
+    """What ``--dry-run`` prints: the cycle's summary as JSON, actions as the API shows them."""
+    return json.dumps(dict(summary, actions=[a.to_json() for a in summary['actions']]),
+                      indent=2, default=str)
+
+
 def _fail(message, code=1):
     print('%s: %s' % (PROG, message), file=sys.stderr)
     return code
@@ -105,8 +111,7 @@ def main(argv=None):
         summary = balancer.run_cycle(dry_run=True)
         if 'skipped' in summary:
             return _fail('could not observe the cloud, no plan: %s' % summary['skipped'])
-        summary['actions'] = [action.to_json() for action in summary['actions']]
-        print(json.dumps(summary, indent=2, default=str))
+        print(dry_run_report(summary))
         return 0
     from nova_drs.daemon import coordination
     from nova_drs.daemon import coordination_backend

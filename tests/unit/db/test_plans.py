@@ -59,3 +59,4 @@ def test_each_action_reads_as_a_line():
     assert str(MIGRATE) == 'migrate vm1 h1 -> h2 (overload)'
     assert str(SUSPEND) == 'suspend h3 (underload)'
     assert (MIGRATE.host, SUSPEND.instance, SUSPEND.source) == (None, None, None)
+
