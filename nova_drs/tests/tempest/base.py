@@ -24,12 +24,16 @@ class LoadBalancerTest(test.BaseTestCase):
     """Needs nova (compute) with the drs_loadbalancer filter in its pipeline."""
 
     credentials = ['admin', 'primary']
+    #: Scenarios that suspend and wake hosts need ``[nova_drs] power_driver``.
+    needs_power_driver = False
 
     @classmethod
     def skip_checks(cls):
         super().skip_checks()
         if not CONF.service_available.nova:
             raise cls.skipException('nova is not available')
+        if cls.needs_power_driver and not CONF.nova_drs.power_driver:
+            raise cls.skipException('[nova_drs] power_driver is not set')
 
     @classmethod
     def _lb_client(cls, manager):

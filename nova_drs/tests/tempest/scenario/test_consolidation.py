@@ -48,11 +48,11 @@ COOLDOWN = datetime.timedelta(hours=1)
 
 class ConsolidationScenarioTest(base.LoadBalancerTest):
 
+    needs_power_driver = True
+
     @classmethod
     def skip_checks(cls):
         super().skip_checks()
-        if not CONF.nova_drs.power_driver:
-            raise cls.skipException('[nova_drs] power_driver is not set')
         if not CONF.nova_drs.busy_metadata:
             raise cls.skipException('[nova_drs] busy_metadata is not set: no way to '
                                     'load servers on this cloud')

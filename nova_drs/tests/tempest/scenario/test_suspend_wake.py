@@ -33,11 +33,7 @@ CONF = config.CONF
 
 class SuspendWakeScenarioTest(base.LoadBalancerTest):
 
-    @classmethod
-    def skip_checks(cls):
-        super().skip_checks()
-        if not CONF.nova_drs.power_driver:
-            raise cls.skipException('[nova_drs] power_driver is not set')
+    needs_power_driver = True
 
     def setUp(self):
         super().setUp()

@@ -21,50 +21,41 @@ class LoadBalancerClient(rest_client.RestClient):
     """GET /loadbalancer[/{host}], POST /loadbalancer/action, /loadbalancer/rules,
     /loadbalancer/plan."""
 
+    def _answer(self, expected, resp, body):
+        self.expected_success(expected, resp.status)
+        return rest_client.ResponseBody(resp, json.loads(body) if body else body)
+
+    def _get(self, path):
+        return self._answer(200, *self.get(path))
+
+    def _post(self, path, document, expected):
+        return self._answer(expected, *self.post(path, json.dumps(document)))
+
     def list_hosts(self):
-        resp, body = self.get('loadbalancer')
-        self.expected_success(200, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._get('loadbalancer')
 
     def show_host(self, host):
-        resp, body = self.get('loadbalancer/%s' % host)
-        self.expected_success(200, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._get('loadbalancer/%s' % host)
 
     def host_action(self, action, expected=202, **arguments):
-        resp, body = self.post('loadbalancer/action', json.dumps({action: arguments}))
-        self.expected_success(expected, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._post('loadbalancer/action', {action: arguments}, expected)
 
     def create_rule(self, rule_type, value, allow):
-        resp, body = self.post('loadbalancer/rules', json.dumps(
-            {'rule': {'type': rule_type, 'value': value, 'allow': allow}}))
-        self.expected_success(201, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._post('loadbalancer/rules',
+                          {'rule': {'type': rule_type, 'value': value, 'allow': allow}}, 201)
 
     def list_rules(self):
-        resp, body = self.get('loadbalancer/rules')
-        self.expected_success(200, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._get('loadbalancer/rules')
 
     def show_rule(self, rule_id):
-        resp, body = self.get('loadbalancer/rules/%s' % rule_id)
-        self.expected_success(200, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._get('loadbalancer/rules/%s' % rule_id)
 
     def delete_rule(self, rule_id):
-        resp, body = self.delete('loadbalancer/rules/%s' % rule_id)
-        self.expected_success(204, resp.status)
-        return rest_client.ResponseBody(resp, body)
+        return self._answer(204, *self.delete('loadbalancer/rules/%s' % rule_id))
 
     def show_plan(self):
-        resp, body = self.get('loadbalancer/plan')
-        self.expected_success(200, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._get('loadbalancer/plan')
 
     def decide_plan(self, decision, plan_id):
         """``approve`` or ``reject`` a pending plan (409 once a newer cycle superseded it)."""
-        resp, body = self.post('loadbalancer/plan/action',
-                               json.dumps({decision: {'plan_id': plan_id}}))
-        self.expected_success(202, resp.status)
-        return rest_client.ResponseBody(resp, json.loads(body))
+        return self._post('loadbalancer/plan/action', {decision: {'plan_id': plan_id}}, 202)
