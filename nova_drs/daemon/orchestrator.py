@@ -214,7 +214,8 @@ class Orchestrator:
             LOG.warning('nova refused %s: %s', action, exc)
             lb_migrations.finish(self.db, request_id, 'failed')
             return False
-        LOG.info('%s', action)
+        LOG.info('migrating %s %s -> %s (%s)', action.instance, action.source,
+                 action.destination, action.reason)
         return True
 
     def settle(self, view, migration_timeout):
