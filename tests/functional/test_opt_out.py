@@ -64,8 +64,8 @@ class OptOutBase(test_daemon_cycle.DaemonTestBase):
 
     def assertKeptWhereItIs(self, pinned):
         """Never planned (the lifecycle's own refusal is a second line only)."""
-        self.assertEqual([], [a for a in self.planned if a.get('host') == 'host1'
-                              or a.get('instance') == pinned['id']])
+        self.assertEqual([], [a for a in self.planned if a.host == 'host1'
+                              or a.instance == pinned['id']])
         self.assertEqual('active', self.state('host1'))
         self.assertEqual('host1', self.server_host(pinned['id']))
         self.assertNotIn(('suspend', 'host1'), self.power.calls)

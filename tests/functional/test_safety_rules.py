@@ -228,7 +228,7 @@ class TestInstanceCooldown(SafetyDaemonBase):
         for server in servers:
             self.moved_by_drs(server, datetime.timedelta(seconds=600))
         summary = self.cycle()
-        self.assertIn('migrate', [a['type'] for a in summary['actions']], summary)
+        self.assertIn('migrate', [a.kind for a in summary['actions']], summary)
         self.assertEqual(0, summary['started'])
         self.assertIn('cooldown', self.stdlog.logger.output)
         self.assertEqual(['host2', 'host2'], [self.server_host(s['id']) for s in servers])
