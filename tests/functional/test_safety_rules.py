@@ -28,6 +28,8 @@ from nova_drs.daemon import cloud_view
 from nova_drs.daemon import lifecycle
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
+from nova_drs.db import plans
+from nova_drs.loadbalancer import model
 from tests.functional import daemon_support
 from tests.functional import test_daemon_cycle
 from tests.functional import test_lifecycle
@@ -257,8 +259,7 @@ class TestMigrationLimits(SafetyDaemonBase):
                                    {s['id']: (self.server_host(s['id']), 10.0)
                                     for s in servers})
         view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
-        actions = [{'type': 'migrate', 'instance': server['id'], 'source': source,
-                    'destination': dest, 'reason': 'overload', 'automation': 'automatic'}
+        actions = [plans.Action(model.Migrate(server['id'], source, dest, 'overload'))
                    for server, (source, dest) in zip(servers, moves, strict=True)]
         return self.balancer.orchestrator.execute(actions, view)
 
