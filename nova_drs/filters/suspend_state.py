@@ -21,7 +21,7 @@ from oslo_log import log as logging
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts
-from nova_drs.filters import request_cache
+from nova_drs.scheduling import request_cache
 
 LOG = logging.getLogger(__name__)
 CONF = drs_conf.CONF

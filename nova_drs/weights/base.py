@@ -24,7 +24,7 @@ from nova.scheduler import weights
 
 from nova_drs import cluster_policy
 from nova_drs import conf as drs_conf
-from nova_drs.filters import overcommit_base
+from nova_drs.scheduling import request_view
 
 CONF = drs_conf.CONF
 
@@ -148,12 +148,12 @@ class ClusterPolicyWeigher(weights.BaseHostWeigher):
 
     def weigh_objects(self, weighed_obj_list, spec_obj):
         self._multiplier.reset()
-        view = overcommit_base.request_view(spec_obj)
+        view = request_view.request_view(spec_obj)
         return [self._policy_weight(view, weighed.obj, spec_obj)
                 for weighed in weighed_obj_list]
 
     def _weigh_object(self, host_state, spec_obj):
-        return self._policy_weight(overcommit_base.request_view(spec_obj), host_state,
+        return self._policy_weight(request_view.request_view(spec_obj), host_state,
                                    spec_obj)
 
     def _policy_weight(self, view, host_state, spec_obj):

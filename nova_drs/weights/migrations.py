@@ -18,7 +18,7 @@ from nova.scheduler import weights
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
-from nova_drs.filters import request_cache
+from nova_drs.scheduling import request_cache
 from nova_drs.weights import base
 
 LOG = logging.getLogger(__name__)

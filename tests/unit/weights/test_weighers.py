@@ -25,7 +25,7 @@ from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs.db import overcommit as db_overcommit
-from nova_drs.filters import overcommit_base
+from nova_drs.scheduling import request_view
 from nova_drs.weights import even_distribution
 from nova_drs.weights import base
 from nova_drs.weights import power_saving
@@ -87,7 +87,7 @@ class PolicyTest(WeigherTestCase):
         db_overcommit.record(database, 'uuid-1', 'h', 2, 64, 1.0, 1.0, 'test')
         state = host_state('h', vcpus_used=2,
                            aggregates=[aggregate(5, cpu_allocation_ratio='2.0')])
-        view = overcommit_base.request_view(self.spec)
+        view = request_view.request_view(self.spec)
         cpu = view.cpu(state)
         # 2 vCPUs deployed at 1.0 count 4 at 2.0: 4 of 20
         self.assertEqual((20.0, 4.0), (cpu.total, cpu.used))
@@ -104,15 +104,15 @@ class CachedUsageTest(WeigherTestCase):
         database = db_api.shared_database(drs_conf.CONF)
         at_1 = [aggregate(30, cpu_allocation_ratio='1.0')]
         at_2 = [aggregate(30, cpu_allocation_ratio='2.0')]
-        view = overcommit_base.request_view(self._spec())
+        view = request_view.request_view(self._spec())
         self.assertEqual(1.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_1)).used)
         db_overcommit.record(database, 'uuid-c', 'hc', 1, 64, 1.0, 1.0, 'test')
 
         # same ratio: the cached (older) usage is reused, the instance counts 1
-        view = overcommit_base.request_view(self._spec())
+        view = request_view.request_view(self._spec())
         self.assertEqual(1.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_1)).used)
         # ratio 1 -> 2: re-read, the instance deployed at 1 counts 2
-        view = overcommit_base.request_view(self._spec())
+        view = request_view.request_view(self._spec())
         self.assertEqual(2.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_2)).used)
 
 
