@@ -94,28 +94,6 @@ class PolicyTest(WeigherTestCase):
         self.assertEqual(20.0, base.allocated_percent(view, state))
 
 
-class CachedUsageTest(WeigherTestCase):
-
-    def _spec(self):
-        return objects.RequestSpec(flavor=objects.Flavor(vcpus=1, memory_mb=64))
-
-    def test_ratio_change_forces_a_fresh_read_of_cached_usage(self):
-        self.conf.config(cache_seconds=300, group='drs_scheduler')
-        database = db_api.shared_database(drs_conf.CONF)
-        at_1 = [aggregate(30, cpu_allocation_ratio='1.0')]
-        at_2 = [aggregate(30, cpu_allocation_ratio='2.0')]
-        view = request_view.request_view(self._spec())
-        self.assertEqual(1.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_1)).used)
-        db_overcommit.record(database, 'uuid-c', 'hc', 1, 64, 1.0, 1.0, 'test')
-
-        # same ratio: the cached (older) usage is reused, the instance counts 1
-        view = request_view.request_view(self._spec())
-        self.assertEqual(1.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_1)).used)
-        # ratio 1 -> 2: re-read, the instance deployed at 1 counts 2
-        view = request_view.request_view(self._spec())
-        self.assertEqual(2.0, view.cpu(host_state('hc', vcpus_used=1, aggregates=at_2)).used)
-
-
 class EvenDistributionTest(WeigherTestCase):
 
     AGG = aggregate(10, drs_policy='even_distribution')
