@@ -34,7 +34,7 @@ AUTOMATIC, MANUAL = 'automatic', 'manual'
 _KINDS = {model.Migrate: 'migrate', model.Suspend: 'suspend', model.Wake: 'wake'}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class Action:
     """One action of a plan: the core's ``Migrate``, ``Suspend`` or ``Wake``,
     with the cluster that planned it and that cluster's automation level."""
@@ -63,6 +63,10 @@ class Action:
             return 'migrate %s %s -> %s (%s)' % (self.instance, self.source,
                                                  self.destination, self.reason)
         return '%s %s (%s)' % (self.kind, self.host, self.reason)
+
+    def __repr__(self):
+        """As the daemon's cycle line logs it: the action, its cluster and automation."""
+        return '<%s [%s, %s]>' % (self, self.cluster, self.automation)
 
     def to_json(self):
         fields = ({'instance': self.instance, 'source': self.source,

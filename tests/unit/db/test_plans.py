@@ -58,5 +58,6 @@ def test_an_entry_that_is_not_an_action_is_left_out_and_the_rest_runs(database):
 def test_each_action_reads_as_a_line():
     assert str(MIGRATE) == 'migrate vm1 h1 -> h2 (overload)'
     assert str(SUSPEND) == 'suspend h3 (underload)'
+    assert repr([WAKE]) == '[<wake h4 (capacity) [c2, automatic]>]'
     assert (MIGRATE.host, SUSPEND.instance, SUSPEND.source) == (None, None, None)
 
