@@ -60,8 +60,9 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sqlalchemy as sa  # noqa: E402
-from keystoneauth1 import adapter  # noqa: E402
+from keystoneauth1 import noauth  # noqa: E402
 from keystoneauth1 import session as ks_session  # noqa: E402
+from openstack import connection  # noqa: E402
 
 from nova_drs import conf as drs_conf  # noqa: E402
 from nova_drs.daemon import cloud_view  # noqa: E402
@@ -77,6 +78,17 @@ BUILD_VIEW = cloud_view.build_view
 EPOCH = datetime.datetime(2026, 1, 1)
 
 
+#: What the SDK's version discovery reads at each endpoint.
+VERSIONS = {
+    '/compute/v2.1': {'version': {
+        'id': 'v2.1', 'status': 'CURRENT', 'version': '2.100', 'min_version': '2.1',
+        'links': [{'rel': 'self', 'href': '/compute/v2.1/'}]}},
+    '/placement': {'versions': [{
+        'id': 'v1.0', 'status': 'CURRENT', 'max_version': '1.39', 'min_version': '1.0',
+        'links': [{'rel': 'self', 'href': ''}]}]},
+}
+
+
 def _stamp(when):
     return when.strftime('%Y-%m-%dT%H:%M:%SZ')
 
@@ -90,6 +102,7 @@ class Cloud:
         self.lock = threading.Lock()
         self.hosts = ['host%05d' % i for i in range(hosts)]
         self.rp = {h: str(uuid.UUID(int=rng.getrandbits(128))) for h in self.hosts}
+        self.service_id = {h: str(uuid.UUID(int=rng.getrandbits(128))) for h in self.hosts}
         self.generation = {h: 1 for h in self.hosts}
         self.clock = EPOCH
         self.servers = []          # creation order; nova lists newest first
@@ -153,7 +166,9 @@ class Cloud:
 
     def answer(self, method, path, query):
         """(kind, status, body) for one request."""
-        parts = path.split('/')
+        parts = path.rstrip('/').split('/')
+        if path.rstrip('/') in VERSIONS:
+            return 'version discovery', 200, VERSIONS[path.rstrip('/')]
         if path.startswith('/placement'):
             if path == '/placement/resource_providers':
                 return 'placement: providers', 200, {'resource_providers': [
@@ -173,10 +188,10 @@ class Cloud:
         if path == '/os-services':
             hosts = [query['host']] if 'host' in query else self.hosts
             return 'compute: os-services', 200, {'services': [
-                {'id': i, 'host': h, 'binary': 'nova-compute', 'zone': 'nova',
+                {'id': self.service_id[h], 'host': h, 'binary': 'nova-compute', 'zone': 'nova',
                  'status': 'enabled', 'state': 'up', 'forced_down': False,
                  'updated_at': _stamp(self.clock), 'disabled_reason': None}
-                for i, h in enumerate(hosts)]}
+                for h in hosts]}
         if path == '/os-hypervisors/detail':
             return 'compute: hypervisors page', 200, self.page(
                 self.hypervisors, query, 'hypervisors', 'id', path)
@@ -312,12 +327,10 @@ def _bench(port, method='GET', **query):
 
 def _nova(port):
     base = 'http://127.0.0.1:%d' % port
-    session = ks_session.Session(auth=None)
-    compute = adapter.Adapter(session, service_type='compute',
-                              endpoint_override=base + '/compute/v2.1')
-    placement = adapter.Adapter(session, service_type='placement', raise_exc=False,
-                                endpoint_override=base + '/placement')
-    return nova_api.NovaAPI(compute, placement)
+    return nova_api.NovaAPI(connection.Connection(
+        session=ks_session.Session(auth=noauth.NoAuth()),
+        compute_endpoint_override=base + '/compute/v2.1',
+        placement_endpoint_override=base + '/placement'))
 
 
 def _samples(database, servers, history, period):

@@ -20,9 +20,9 @@ and exits without changing anything.
 import json
 import sys
 
-from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from openstack import connection
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_service import service as oslo_service
@@ -51,7 +51,7 @@ PROG = 'nova-loadbalancer'
 
 
 def nova_from_conf(conf):
-    """Compute and placement clients from ``[drs_auth]``; ConfigError if unusable."""
+    """The compute and placement client from ``[drs_auth]``; ConfigError if unusable."""
     group = conf.drs_auth
     if not group.auth_type:
         raise drs_conf.ConfigError(
@@ -62,10 +62,9 @@ def nova_from_conf(conf):
         session = ks_loading.load_session_from_conf_options(conf, 'drs_auth', auth=auth)
     except (ks_exc.ClientException, cfg.Error) as exc:
         raise drs_conf.ConfigError('[drs_auth] is not usable: %s' % exc) from None
-    common = {'interface': group.valid_interfaces, 'region_name': group.region_name}
-    return nova_api.NovaAPI(adapter.Adapter(session, service_type='compute', **common),
-                            adapter.Adapter(session, service_type='placement',
-                                            raise_exc=False, **common))
+    return nova_api.NovaAPI(connection.Connection(
+        session=session, region_name=group.region_name, interface=group.valid_interfaces,
+        app_name=PROG))
 
 
 def dry_run_report(summary):

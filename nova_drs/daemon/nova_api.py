@@ -13,15 +13,19 @@
 """The daemon's view of nova and placement: their REST APIs, nothing else.
 
 The daemon never reads nova's database (the 2015 implementation did). Every
-call goes through a keystoneauth Adapter, so credentials come from the
-``[drs_auth]`` config group, never from code.
+call goes through one openstacksdk Connection built from the ``[drs_auth]``
+config group, so credentials never come from code. Methods return nova's and
+placement's JSON as their API references document it: the pure snapshot
+builder (``cloud_view``) reads that shape.
 """
 
 import concurrent.futures
+import contextlib
 import logging
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
+from openstack import exceptions as sdk_exc
 from oslo_utils import timeutils
 
 from nova_drs.observability import metrics
@@ -29,7 +33,6 @@ from nova_drs.observability import metrics
 LOG = logging.getLogger(__name__)
 
 COMPUTE_MICROVERSION = '2.95'
-PLACEMENT_MICROVERSION = '1.39'
 #: 2.33+ pages os-hypervisors; from 2.88 on the detail view asks every
 #: compute for its uptime over RPC, which the daemon never needs.
 HYPERVISORS_MICROVERSION = '2.53'
@@ -37,6 +40,9 @@ HYPERVISORS_MICROVERSION = '2.53'
 CONCURRENT_REQUESTS = 8
 #: A listing longer than this many pages is a loop, not a cloud.
 MAX_PAGES = 100000
+#: An inventory record's fields in placement's API reference.
+INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+                    'allocation_ratio')
 
 
 class NovaUnavailable(Exception):
@@ -65,40 +71,60 @@ def _explain(response):
 
 
 class NovaAPI:
-    """Thin client over the compute and placement REST APIs."""
+    """nova and placement through one openstacksdk Connection.
 
-    def __init__(self, compute, placement):
-        self._compute = compute
-        self._placement = placement
+    Actions and single-resource reads are the SDK's calls. nova's paged
+    listings go through the same Connection's compute proxy (a keystoneauth
+    Adapter) with the daemon's pager, for the reasons in
+    doc/source/architecture.md "One client per API".
+    """
+
+    def __init__(self, connection):
+        self._connection = connection
+
+    @property
+    def _compute(self):
+        return self._connection.compute
+
+    @property
+    def _placement(self):
+        return self._connection.placement
 
     @property
     def placement_adapter(self):
-        """The raw placement Adapter (overcommit sync speaks placement itself)."""
+        """The placement proxy, a keystoneauth Adapter (the overcommit sync's)."""
         return self._placement
 
-    def _call(self, adapter, method, url, microversion, body=None, params=None):
-        metrics.count_request(getattr(adapter, 'service_type', None) or 'unknown', method)
+    @contextlib.contextmanager
+    def _sdk(self, service, method, what):
+        """One SDK call: counted, and its errors turned into the daemon's two kinds."""
+        metrics.count_request(service, method)
         try:
-            response = adapter.request(url, method, json=body, microversion=microversion,
-                                       params=params, raise_exc=False)
-        except ks_exc.ClientException as exc:
-            raise NovaUnavailable('%s %s: %s' % (method, url, exc)) from None
+            yield
+        except sdk_exc.HttpException as exc:
+            status = exc.status_code or 0
+            message = '%s %s: HTTP %s %s' % (method, what, status, exc.details or exc)
+            if status >= 500 or not status:
+                raise NovaUnavailable(message) from None
+            raise NovaRequestFailed(message, status) from None
+        except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+            raise NovaUnavailable('%s %s: %s' % (method, what, exc)) from None
+
+    def _get(self, url, params=None, microversion=COMPUTE_MICROVERSION):
+        """One page of a nova listing, read by the daemon's own pager."""
+        metrics.count_request('compute', 'GET')
+        try:
+            response = self._compute.get(url, microversion=microversion, params=params,
+                                         raise_exc=False)
+        except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+            raise NovaUnavailable('GET %s: %s' % (url, exc)) from None
         if response.status_code >= 500:
-            raise NovaUnavailable('%s %s: HTTP %d %s' % (
-                method, url, response.status_code, _explain(response)))
+            raise NovaUnavailable('GET %s: HTTP %d %s' % (
+                url, response.status_code, _explain(response)))
         if response.status_code >= 400:
-            raise NovaRequestFailed('%s %s: HTTP %d %s' % (
-                method, url, response.status_code, _explain(response)),
-                response.status_code)
-        if response.status_code == 204 or not response.content:
-            return None
+            raise NovaRequestFailed('GET %s: HTTP %d %s' % (
+                url, response.status_code, _explain(response)), response.status_code)
         return response.json()
-
-    def compute(self, method, url, body=None, params=None):
-        return self._call(self._compute, method, url, COMPUTE_MICROVERSION, body, params)
-
-    def placement(self, method, url, body=None, params=None):
-        return self._call(self._placement, method, url, PLACEMENT_MICROVERSION, body, params)
 
     def _linked(self, url, key, params=None, microversion=COMPUTE_MICROVERSION):
         """Every item of a nova listing, following ``<key>_links`` next links.
@@ -110,7 +136,7 @@ class NovaAPI:
         params = dict(params or {})
         items, seen = [], set()
         for _page in range(MAX_PAGES):
-            body = self._call(self._compute, 'GET', url, microversion, params=params)
+            body = self._get(url, params, microversion)
             items.extend(body[key])
             marker = _next_marker(body.get(key + '_links'))
             if marker is None:
@@ -126,7 +152,7 @@ class NovaAPI:
         """Every item of a limit/offset listing (os-server-groups): until an empty page."""
         items = []
         for _page in range(MAX_PAGES):
-            page = self.compute('GET', url, params=dict(params, offset=len(items)))[key]
+            page = self._get(url, dict(params, offset=len(items)))[key]
             if not page:
                 return items
             items.extend(page)
@@ -141,21 +167,25 @@ class NovaAPI:
             return dict(zip(arguments, pool.map(function, arguments), strict=True))
 
     # -- compute services -------------------------------------------------
+    def _services(self, **query):
+        with self._sdk('compute', 'GET', '/os-services'):
+            return [_nova_json(service) for service in
+                    self._compute.services(binary='nova-compute', **query)]
+
     def compute_services(self):
-        return self.compute('GET', '/os-services',
-                            params={'binary': 'nova-compute'})['services']
+        return self._services()
 
     def compute_service(self, host):
-        services = self.compute('GET', '/os-services',
-                                params={'binary': 'nova-compute', 'host': host})['services']
+        services = self._services(host=host)
         return services[0] if services else None
 
     def disable_service(self, service_id, reason):
-        self.compute('PUT', '/os-services/%s' % service_id,
-                     {'status': 'disabled', 'disabled_reason': reason})
+        with self._sdk('compute', 'PUT', '/os-services/%s' % service_id):
+            self._compute.disable_service(service_id, disabled_reason=reason)
 
     def enable_service(self, service_id):
-        self.compute('PUT', '/os-services/%s' % service_id, {'status': 'enabled'})
+        with self._sdk('compute', 'PUT', '/os-services/%s' % service_id):
+            self._compute.enable_service(service_id)
 
     # -- servers ----------------------------------------------------------
     def _servers(self, **filters):
@@ -174,22 +204,31 @@ class NovaAPI:
 
     def live_migrate(self, server_id, host=None):
         """Live-migrate; a named host is still validated by nova's scheduler (no force)."""
-        self.compute('POST', '/servers/%s/action' % server_id,
-                     {'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
+        with self._action(server_id, 'os-migrateLive'):
+            self._compute.live_migrate_server(server_id, host=host, force=False,
+                                              block_migration='auto')
 
     def cold_migrate(self, server_id, host=None):
-        body = {'migrate': {'host': host} if host else None}
-        self.compute('POST', '/servers/%s/action' % server_id, body)
+        with self._action(server_id, 'migrate'):
+            self._compute.migrate_server(server_id, host=host)
 
     def confirm_resize(self, server_id):
-        self.compute('POST', '/servers/%s/action' % server_id, {'confirmResize': None})
+        with self._action(server_id, 'confirmResize'):
+            self._compute.confirm_server_resize(server_id)
 
     def server_migrations(self, server_id):
         """In-progress live migrations of one server."""
-        return self.compute('GET', '/servers/%s/migrations' % server_id)['migrations']
+        with self._sdk('compute', 'GET', '/servers/%s/migrations' % server_id):
+            return [_nova_json(m) for m in self._compute.server_migrations(server_id)]
 
     def abort_live_migration(self, server_id, migration_id):
-        self.compute('DELETE', '/servers/%s/migrations/%s' % (server_id, migration_id))
+        with self._sdk('compute', 'DELETE',
+                       '/servers/%s/migrations/%s' % (server_id, migration_id)):
+            self._compute.abort_server_migration(migration_id, server_id,
+                                                 ignore_missing=False)
+
+    def _action(self, server_id, name):
+        return self._sdk('compute', 'POST', '/servers/%s/action %s' % (server_id, name))
 
     def migrations(self, **filters):
         """nova's migration records, every page, filtered by instance_uuid,
@@ -209,7 +248,8 @@ class NovaAPI:
                             microversion=HYPERVISORS_MICROVERSION)
 
     def aggregates(self):
-        return self.compute('GET', '/os-aggregates')['aggregates']
+        with self._sdk('compute', 'GET', '/os-aggregates'):
+            return [_nova_json(aggregate) for aggregate in self._compute.aggregates()]
 
     def server_groups(self):
         return self._offset_paged('/os-server-groups', 'server_groups',
@@ -217,21 +257,23 @@ class NovaAPI:
 
     def resource_providers(self):
         """{provider uuid: generation} of every resource provider (placement does not page)."""
-        return {p['uuid']: p['generation'] for p in
-                self.placement('GET', '/resource_providers')['resource_providers']}
+        with self._sdk('placement', 'GET', '/resource_providers'):
+            return {p.id: p.generation for p in self._placement.resource_providers()}
 
     def provider_usages(self, provider_uuid):
-        return self.placement('GET', '/resource_providers/%s/usages'
-                              % provider_uuid)['usages']
+        with self._sdk('placement', 'GET', '/resource_providers/%s/usages' % provider_uuid):
+            return dict(self._placement.fetch_resource_provider_usages(provider_uuid).usages
+                        or {})
 
     # -- scaling (nova_drs.scale) -----------------------------------------
     def server(self, server_id):
-        return self.compute('GET', '/servers/%s' % server_id)['server']
+        with self._sdk('compute', 'GET', '/servers/%s' % server_id):
+            return _nova_json(self._compute.get_server(server_id))
 
     def flavor(self, id_or_name):
         """A flavor by id, else by exact name; None when neither exists."""
         try:
-            return self.compute('GET', '/flavors/%s' % id_or_name)['flavor']
+            return self._get('/flavors/%s' % id_or_name)['flavor']
         except NovaRequestFailed as exc:
             if exc.status != 404:
                 raise
@@ -242,19 +284,33 @@ class NovaAPI:
 
     def resize(self, server_id, flavor_id):
         """Cold resize; nova's scheduler picks the host (no host parameter exists)."""
-        self.compute('POST', '/servers/%s/action' % server_id,
-                     {'resize': {'flavorRef': flavor_id}})
+        with self._action(server_id, 'resize'):
+            self._compute.resize_server(server_id, flavor_id)
 
     def revert_resize(self, server_id):
-        self.compute('POST', '/servers/%s/action' % server_id, {'revertResize': None})
+        with self._action(server_id, 'revertResize'):
+            self._compute.revert_server_resize(server_id)
 
     def provider_inventories(self, provider_uuid):
-        return self.placement('GET', '/resource_providers/%s/inventories'
-                              % provider_uuid)['inventories']
+        return self.provider_inventory_body(provider_uuid)['inventories']
 
     def provider_inventory_body(self, provider_uuid):
-        """The whole inventories body: inventories plus the provider generation."""
-        return self.placement('GET', '/resource_providers/%s/inventories' % provider_uuid)
+        """placement's inventories body: the inventories plus the provider generation."""
+        with self._sdk('placement', 'GET',
+                       '/resource_providers/%s/inventories' % provider_uuid):
+            inventories = list(self._placement.resource_provider_inventories(provider_uuid))
+        body = {'inventories': {}}
+        for inventory in inventories:
+            fields = _nova_json(inventory)
+            body['resource_provider_generation'] = fields.pop('resource_provider_generation')
+            body['inventories'][fields.pop('resource_class')] = {
+                key: fields[key] for key in INVENTORY_FIELDS}
+        return body
+
+
+def _nova_json(resource):
+    """An SDK resource as nova/placement sent it: their own attribute names."""
+    return resource.to_dict(computed=False, original_names=True)
 
 
 def parse_time(value):

@@ -32,18 +32,21 @@ class OvercommitFilterBase(filters.BaseHostFilter):
     """Capacity check with per-aggregate ratios and deployed-with accounting."""
 
     RUN_ON_REBUILD = False
-    #: 'vcpus' or 'memory_mb': the recorded amount and the name in alerts.
+    #: 'vcpus' or 'memory_mb': the RequestSpec field, the recorded amount
+    #: and the name in alerts.
     RESOURCE = None
+    #: The key of ``host_state.limits`` nova's resource tracker claims against.
+    LIMIT = None
 
     def figures(self, view, host_state):
         """(physical, ratio, used, total) of RESOURCE on ``host_state``."""
         raise NotImplementedError()
 
     def requested(self, spec_obj):
-        raise NotImplementedError()
+        return getattr(spec_obj, self.RESOURCE, 0) or 0
 
     def set_limit(self, host_state, total):
-        raise NotImplementedError()
+        host_state.limits[self.LIMIT] = total
 
     def filter_all(self, host_states, spec_obj):
         if scheduler_utils.request_is_rebuild(spec_obj):

@@ -27,15 +27,10 @@ class OvercommitCoreFilter(overcommit_base.OvercommitFilterBase):
     """
 
     RESOURCE = 'vcpus'
-
-    def requested(self, spec_obj):
-        return getattr(spec_obj, 'vcpus', 0) or 0
+    LIMIT = 'vcpu'
 
     def figures(self, view, host_state):
         return view.cpu_figures(host_state)
-
-    def set_limit(self, host_state, total):
-        host_state.limits['vcpu'] = total
 
     def _passes(self, view, host_state, requested):
         if requested > host_state.vcpus_total > 0:

@@ -25,12 +25,7 @@ class OvercommitRamFilter(overcommit_base.OvercommitFilterBase):
     """
 
     RESOURCE = 'memory_mb'
-
-    def requested(self, spec_obj):
-        return getattr(spec_obj, 'memory_mb', 0) or 0
+    LIMIT = 'memory_mb'
 
     def figures(self, view, host_state):
         return view.ram_figures(host_state)
-
-    def set_limit(self, host_state, total):
-        host_state.limits['memory_mb'] = total

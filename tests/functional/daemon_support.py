@@ -14,27 +14,34 @@
 
 import datetime
 
-from keystoneauth1 import adapter
+from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
+from openstack import connection
+from openstack.placement.v1 import _proxy as placement_proxy
 
 from nova_drs.daemon import nova_api
 from nova_drs.stats import ingest
 
 
 def nova_api_for(testcase):
-    """NovaAPI talking to the fixture's real nova-api and placement over REST."""
+    """NovaAPI talking to the fixture's real nova-api and placement over REST.
+
+    One session carries both fixtures' stand-in credentials: nova's reads the
+    X-Auth-* headers, placement's the token.
+    """
     admin = testcase.admin_api
-    compute = adapter.Adapter(
-        ks_session.Session(auth=None), service_type='compute',
-        endpoint_override=admin.base_url,
-        additional_headers={'X-Auth-User': 'admin', 'X-User-Id': 'admin',
-                            'X-Auth-Project-Id': admin.project_id,
-                            'X-Roles': 'reader,member,admin'})
-    placement = adapter.Adapter(
-        ks_session.Session(auth=None), service_type='placement', raise_exc=False,
-        endpoint_override=testcase.placement_fixture.endpoint,
-        additional_headers={'x-auth-token': testcase.placement_fixture.token})
-    return nova_api.NovaAPI(compute, placement)
+    session = ks_session.Session(auth=noauth.NoAuth(), additional_headers={
+        'X-Auth-User': 'admin', 'X-User-Id': 'admin',
+        'X-Auth-Project-Id': admin.project_id, 'X-Roles': 'reader,member,admin',
+        'x-auth-token': testcase.placement_fixture.token})
+    cloud = connection.Connection(
+        session=session, compute_endpoint_override=admin.base_url,
+        placement_endpoint_override=testcase.placement_fixture.endpoint)
+    # nova's test base (OpenStackSDKFixture) makes every SDK placement proxy a
+    # bare passthrough; the daemon's is the SDK's real placement v1 proxy.
+    cloud._proxies['placement'] = cloud.config.get_session_client(
+        'placement', constructor=placement_proxy.Proxy)
+    return nova_api.NovaAPI(cloud)
 
 
 class PowerTarget:

@@ -144,12 +144,14 @@ class TestOverload(DaemonTestBase):
 class TestFaults(DaemonTestBase):
 
     def test_unreachable_nova_skips_the_cycle(self):
-        from keystoneauth1 import adapter
+        from keystoneauth1 import noauth
         from keystoneauth1 import session as ks_session
+        from openstack import connection
         from nova_drs.daemon import nova_api
-        dead = adapter.Adapter(ks_session.Session(auth=None), service_type='compute',
-                               endpoint_override='http://127.0.0.1:9/v2.1')
-        self.balancer.nova = nova_api.NovaAPI(dead, dead)
+        self.balancer.nova = nova_api.NovaAPI(connection.Connection(
+            session=ks_session.Session(auth=noauth.NoAuth()),
+            compute_endpoint_override='http://127.0.0.1:9/v2.1',
+            placement_endpoint_override='http://127.0.0.1:9/placement'))
         for host in self.COMPUTE_HOSTS:
             drs_hosts.ensure(self.drs_db, host)
         summary = self.balancer.run_cycle()

@@ -10,14 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Why the daemon keeps its own nova client (doc/source/architecture.md).
+"""Why the daemon pages nova's listings itself (doc/source/architecture.md).
 
 Each test pins one fact about openstacksdk that makes its listings unfit
 for the daemon. When an SDK upgrade changes the fact the test fails: that is
-the moment to move ``daemon/nova_api.py`` onto the SDK.
+the moment to move that listing in ``daemon/nova_api.py`` onto the SDK.
 """
 
 from openstack.compute.v2 import hypervisor
+from openstack.compute.v2 import server
 from openstack.compute.v2 import server_group
 import requests
 
@@ -49,3 +50,16 @@ def test_sdk_hypervisor_details_ask_every_compute_for_its_uptime():
     assert tuple(map(int, hypervisor.Hypervisor._max_microversion.split('.'))) >= (2, 88)
     assert tuple(map(int, nova_api.HYPERVISORS_MICROVERSION.split('.'))) < (2, 88)
 
+
+
+def test_sdk_follows_novas_next_link_to_the_host_nova_wrote():
+    # nova writes absolute next links from [api] compute_link_prefix or the
+    # request it saw (http:// behind a TLS proxy); the SDK requests them as
+    # they are, the daemon takes only the marker.
+    href = 'http://nova-internal:8774/v2.1/servers/detail?marker=abc&limit=2'
+    response, data = _nova_page([])
+    data['servers_links'] = [{'rel': 'next', 'href': href}]
+    next_link, params = server.Server._get_next_link(
+        '/servers/detail', response, data, marker='abc', limit='2', total_yielded=2)
+    assert next_link.startswith('http://nova-internal:8774/')
+    assert nova_api._next_marker(data['servers_links']) == 'abc'
