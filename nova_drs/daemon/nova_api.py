@@ -33,6 +33,7 @@ from nova_drs.observability import metrics
 LOG = logging.getLogger(__name__)
 
 COMPUTE_MICROVERSION = '2.95'
+PLACEMENT_MICROVERSION = '1.39'
 #: 2.33+ pages os-hypervisors; from 2.88 on the detail view asks every
 #: compute for its uptime over RPC, which the daemon never needs.
 HYPERVISORS_MICROVERSION = '2.53'
@@ -40,9 +41,6 @@ HYPERVISORS_MICROVERSION = '2.53'
 CONCURRENT_REQUESTS = 8
 #: A listing longer than this many pages is a loop, not a cloud.
 MAX_PAGES = 100000
-#: An inventory record's fields in placement's API reference.
-INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
-                    'allocation_ratio')
 
 
 class NovaUnavailable(Exception):
@@ -74,9 +72,9 @@ class NovaAPI:
     """nova and placement through one openstacksdk Connection.
 
     Actions and single-resource reads are the SDK's calls. nova's paged
-    listings go through the same Connection's compute proxy (a keystoneauth
-    Adapter) with the daemon's pager, for the reasons in
-    doc/source/architecture.md "One client per API".
+    listings and the reads every cycle makes per host go through the same
+    Connection's proxies (keystoneauth Adapters) as raw requests, for the
+    reasons in doc/source/architecture.md "One client per API".
     """
 
     def __init__(self, connection):
@@ -110,12 +108,13 @@ class NovaAPI:
         except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
             raise NovaUnavailable('%s %s: %s' % (method, what, exc)) from None
 
-    def _get(self, url, params=None, microversion=COMPUTE_MICROVERSION):
-        """One page of a nova listing, read by the daemon's own pager."""
-        metrics.count_request('compute', 'GET')
+    def _get(self, url, params=None, microversion=COMPUTE_MICROVERSION, service='compute'):
+        """One raw read: a page of a nova listing, or a per-host read of every cycle."""
+        metrics.count_request(service, 'GET')
         try:
-            response = self._compute.get(url, microversion=microversion, params=params,
-                                         raise_exc=False)
+            proxy = self._compute if service == 'compute' else self._placement
+            response = proxy.get(url, microversion=microversion, params=params,
+                                 raise_exc=False)
         except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
             raise NovaUnavailable('GET %s: %s' % (url, exc)) from None
         if response.status_code >= 500:
@@ -125,6 +124,9 @@ class NovaAPI:
             raise NovaRequestFailed('GET %s: HTTP %d %s' % (
                 url, response.status_code, _explain(response)), response.status_code)
         return response.json()
+
+    def _placement_get(self, url):
+        return self._get(url, microversion=PLACEMENT_MICROVERSION, service='placement')
 
     def _linked(self, url, key, params=None, microversion=COMPUTE_MICROVERSION):
         """Every item of a nova listing, following ``<key>_links`` next links.
@@ -167,17 +169,13 @@ class NovaAPI:
             return dict(zip(arguments, pool.map(function, arguments), strict=True))
 
     # -- compute services -------------------------------------------------
-    def _services(self, **query):
-        with self._sdk('compute', 'GET', '/os-services'):
-            return [_nova_json(service) for service in
-                    self._compute.services(binary='nova-compute', **query)]
-
     def compute_services(self):
-        return self._services()
+        return self._get('/os-services', {'binary': 'nova-compute'})['services']
 
     def compute_service(self, host):
-        services = self._services(host=host)
-        return services[0] if services else None
+        with self._sdk('compute', 'GET', '/os-services?host=%s' % host):
+            services = list(self._compute.services(binary='nova-compute', host=host))
+        return _nova_json(services[0]) if services else None
 
     def disable_service(self, service_id, reason):
         with self._sdk('compute', 'PUT', '/os-services/%s' % service_id):
@@ -257,8 +255,8 @@ class NovaAPI:
 
     def resource_providers(self):
         """{provider uuid: generation} of every resource provider (placement does not page)."""
-        with self._sdk('placement', 'GET', '/resource_providers'):
-            return {p.id: p.generation for p in self._placement.resource_providers()}
+        return {p['uuid']: p['generation'] for p in
+                self._placement_get('/resource_providers')['resource_providers']}
 
     def provider_usages(self, provider_uuid):
         with self._sdk('placement', 'GET', '/resource_providers/%s/usages' % provider_uuid):
@@ -295,17 +293,8 @@ class NovaAPI:
         return self.provider_inventory_body(provider_uuid)['inventories']
 
     def provider_inventory_body(self, provider_uuid):
-        """placement's inventories body: the inventories plus the provider generation."""
-        with self._sdk('placement', 'GET',
-                       '/resource_providers/%s/inventories' % provider_uuid):
-            inventories = list(self._placement.resource_provider_inventories(provider_uuid))
-        body = {'inventories': {}}
-        for inventory in inventories:
-            fields = _nova_json(inventory)
-            body['resource_provider_generation'] = fields.pop('resource_provider_generation')
-            body['inventories'][fields.pop('resource_class')] = {
-                key: fields[key] for key in INVENTORY_FIELDS}
-        return body
+        """The whole inventories body: inventories plus the provider generation."""
+        return self._placement_get('/resource_providers/%s/inventories' % provider_uuid)
 
 
 def _nova_json(resource):
