@@ -54,6 +54,7 @@ def upper_quantile(history, window, quantile):
     return recent[min(len(recent) - 1, int(quantile * len(recent)))]
 
 
+@schema.algorithm
 class DrsPolicy:
     PARAMETERS = schema.params(
         window=schema.integer(12, 'newest CPU samples each server is sized from', 'samples'),
@@ -68,17 +69,6 @@ class DrsPolicy:
                                   maximum=None),
         cooldown=schema.number(3600.0, 'a server moved this recently stays unless its host '
                                        'is over capacity', 'seconds'))
-
-    def __init__(self, window=12, quantile=0.8, overload_now=1.0, overload_predicted=1.1,
-                 place_now=0.9, place_predicted=1.0, underload=0.8, cooldown=3600.0):
-        self.window = window
-        self.quantile = quantile
-        self.overload_now = overload_now
-        self.overload_predicted = overload_predicted
-        self.place_now = place_now
-        self.place_predicted = place_predicted
-        self.underload = underload
-        self.cooldown = cooldown
 
     # -- sizing ------------------------------------------------------------
     def _prepare(self, state):

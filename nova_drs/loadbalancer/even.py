@@ -42,6 +42,7 @@ DEFAULT_DURATION_MINUTES = 2
 DEFAULT_TOLERANCE = 0.1
 
 
+@schema.algorithm
 class EvenDistributionPolicy:
     PARAMETERS = schema.params(
         high=schema.fraction(DEFAULT_HIGH, 'a host above this CPU (for window samples) or RAM '
@@ -56,15 +57,9 @@ class EvenDistributionPolicy:
     #: Hosts stay on: an empty host is a destination, never suspended.
     suspends = False
 
-    def __init__(self, high=DEFAULT_HIGH, window=2, tolerance=DEFAULT_TOLERANCE, cooldown=3600.0,
-                 max_migrations=None):
-        if not 0 < high <= 1 or window < 1 or not 0 <= tolerance <= 1:
+    def __post_init__(self):
+        if not 0 < self.high <= 1 or self.window < 1 or not 0 <= self.tolerance <= 1:
             raise ValueError('need 0 < high <= 1, window >= 1, 0 <= tolerance <= 1')
-        self.high = high
-        self.window = window
-        self.tolerance = tolerance
-        self.cooldown = cooldown
-        self.max_migrations = max_migrations
 
     # -- figures -----------------------------------------------------------
     @staticmethod

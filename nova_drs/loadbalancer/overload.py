@@ -23,14 +23,12 @@ from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import stats
 
 
+@schema.algorithm
 class StaticThreshold:
     """THR: overloaded when current demand exceeds a fixed fraction."""
 
     PARAMETERS = schema.params(
         threshold=schema.fraction(0.8, 'overloaded when current CPU demand is above this'))
-
-    def __init__(self, threshold=0.8):
-        self.threshold = threshold
 
     def is_overloaded(self, state, i):
         return state.demand[i] / state.capacity[i] > self.threshold
@@ -39,6 +37,7 @@ class StaticThreshold:
 FALLBACK = StaticThreshold(0.7)
 
 
+@schema.algorithm
 class InterQuartileRange:
     """IQR: threshold 1 - s * IQR(history) once 12 non-zero samples exist."""
 
@@ -46,10 +45,7 @@ class InterQuartileRange:
         safety=schema.number(1.5, 'threshold = 1 - safety x IQR of the CPU history', 'factor'))
 
     min_samples = 12
-
-    def __init__(self, safety=1.5, fallback=FALLBACK):
-        self.safety = safety
-        self.fallback = fallback
+    fallback: StaticThreshold = FALLBACK
 
     def spread(self, history):
         return stats.iqr(history)
@@ -62,19 +58,18 @@ class InterQuartileRange:
         return state.demand[i] / state.capacity[i] > threshold
 
 
+@schema.algorithm
 class MedianAbsoluteDeviation(InterQuartileRange):
     """MAD: threshold 1 - s * MAD(history)."""
 
     PARAMETERS = schema.params(
         safety=schema.number(2.5, 'threshold = 1 - safety x MAD of the CPU history', 'factor'))
 
-    def __init__(self, safety=2.5, fallback=FALLBACK):
-        super().__init__(safety, fallback)
-
     def spread(self, history):
         return stats.mad(history)
 
 
+@schema.algorithm
 class LocalRegression:
     """LR: fit a line to the last 10 samples, predict one migration ahead;
     overloaded when ``safety * predicted >= 1``."""
@@ -84,11 +79,7 @@ class LocalRegression:
         migration_intervals=schema.integer(1, 'how far ahead the line is read', 'samples'))
 
     length = 10
-
-    def __init__(self, safety=1.2, migration_intervals=1, fallback=FALLBACK):
-        self.safety = safety
-        self.migration_intervals = migration_intervals
-        self.fallback = fallback
+    fallback: StaticThreshold = FALLBACK
 
     def fit(self, values):
         return stats.linear_fit(values)

@@ -114,6 +114,7 @@ class ConsolidationPolicy:
         return destinations
 
 
+@schema.algorithm
 class UnsuspendWhenHot:
     """Seed rule: if the cluster's mean CPU or RAM use is above the
     ``unsuspend_*`` thresholds and a host is overloaded, wake the first
@@ -122,10 +123,6 @@ class UnsuspendWhenHot:
     PARAMETERS = schema.params(
         cpu=schema.fraction(0.8, 'cluster mean CPU above which a suspended host is woken'),
         memory=schema.fraction(0.8, 'or cluster mean RAM use above this'))
-
-    def __init__(self, cpu=0.8, memory=0.8):
-        self.cpu = cpu
-        self.memory = memory
 
     def apply(self, state, overloaded):
         for cluster in sorted({state.cluster[i] for i in overloaded}):

@@ -16,8 +16,13 @@ Every algorithm class declares ``PARAMETERS = schema.params(...)``: name,
 type, bounds, default and unit of each constructor parameter. The API and
 ``openstack drs policy list`` show them, and ``nova_drs.loadbalancer_plugins``
 validates values against them before building an algorithm. Components (a
-detector handed to a placement, say) are not parameters.
+detector handed to a placement, say) are not parameters. ``@algorithm``
+makes the parameters the class's fields, so each default is written once.
 """
+
+import dataclasses
+
+_PYTHON_TYPES = {'number': float, 'integer': int, 'null': type(None)}
 
 
 def params(**properties):
@@ -42,3 +47,18 @@ def integer(default, description, unit, minimum=1, nullable=False):
 
 
 NONE = params()
+
+
+def algorithm(cls):
+    """``cls`` as a dataclass whose fields are its PARAMETERS (then any it annotates)."""
+    own = dict(cls.__dict__.get('__annotations__', {}))
+    fields = {}
+    for name, spec in cls.PARAMETERS['properties'].items():
+        kinds = spec['type'] if isinstance(spec['type'], list) else [spec['type']]
+        annotation = _PYTHON_TYPES[kinds[0]]
+        for kind in kinds[1:]:
+            annotation = annotation | _PYTHON_TYPES[kind]
+        fields[name] = annotation
+        setattr(cls, name, spec['default'])
+    cls.__annotations__ = fields | own
+    return dataclasses.dataclass(eq=False)(cls)

@@ -31,16 +31,13 @@ class LeastUtilised:
         return hosts
 
 
+@schema.algorithm
 class MeanBelowThreshold:
     """Seed rule: mean CPU over the history, or RAM use, below thresholds."""
 
     PARAMETERS = schema.params(
         cpu=schema.fraction(0.2, 'mean CPU over the history below this'),
         memory=schema.fraction(0.2, 'or RAM use below this'))
-
-    def __init__(self, cpu=0.2, memory=0.2):
-        self.cpu = cpu
-        self.memory = memory
 
     def candidates(self, state, excluded):
         hosts = []

@@ -13,6 +13,7 @@
 """Every installed algorithm declares its parameters as a JSON schema that
 matches its constructor: names, defaults; and the builder enforces it."""
 
+import dataclasses
 import importlib.metadata
 import inspect
 
@@ -76,3 +77,25 @@ def test_builder_refuses_values_outside_the_schema_with_one_line():
     with pytest.raises(drs_conf.ConfigError, match='source: parameters Additional'):
         loadbalancer_plugins.build(drs, {'nosuch': 1}, 'source')
     assert loadbalancer_plugins.build(drs, {'window': 6}, 'source').window == 6
+
+
+def test_an_algorithms_fields_are_its_parameters_then_its_components():
+    from nova_drs.loadbalancer import overload
+    from nova_drs.loadbalancer import schema as core_schema
+
+    assert [f.name for f in dataclasses.fields(overload.LocalRegression)] == [
+        'safety', 'migration_intervals', 'fallback']
+    # A subclass that redeclares a parameter takes its own default.
+    assert overload.MedianAbsoluteDeviation().safety == 2.5
+    assert overload.InterQuartileRange().safety == 1.5
+    assert overload.MedianAbsoluteDeviation(safety=3).fallback is overload.FALLBACK
+
+    @core_schema.algorithm
+    class Probe:
+        PARAMETERS = core_schema.params(
+            limit=core_schema.integer(None, 'a cap', 'items', nullable=True))
+
+    assert Probe().limit is None and Probe(limit=4).limit == 4
+    assert Probe.__annotations__ == {'limit': int | None}
+    one, other = Probe(), Probe()
+    assert one != other and len({one, other}) == 2   # identity, as before
