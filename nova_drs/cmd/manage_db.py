@@ -12,6 +12,7 @@
 
 """``nova-drs-manage db sync|version``."""
 
+from nova_drs.cmd import subcommands
 from nova_drs.db import api
 from nova_drs.db import migration
 
@@ -41,11 +42,7 @@ def _version(conf):
 
 
 def add_parsers(subparsers):
-    db = subparsers.add_parser('db', help='DRS database schema')
-    commands = db.add_subparsers(dest='db_command', metavar='{sync,version}')
-    commands.required = True
-    sync = commands.add_parser('sync', help='create or upgrade the schema')
-    sync.add_argument('revision', nargs='?', default='heads')
-    sync.set_defaults(func=_sync)
-    version = commands.add_parser('version', help='show current and head revision')
-    version.set_defaults(func=_version)
+    parsers = subcommands.category(subparsers, 'db', 'DRS database schema', {
+        'sync': (_sync, 'create or upgrade the schema'),
+        'version': (_version, 'show current and head revision')})
+    parsers['sync'].add_argument('revision', nargs='?', default='heads')

@@ -21,6 +21,7 @@ prints physical, ratio, total, used, free and % per aggregate host, including
 hosts over 100 % after a ratio was lowered.
 """
 
+from nova_drs.cmd import subcommands
 from nova_drs.db import api as db_api
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import placement_sync
@@ -123,14 +124,9 @@ def _report(conf):
 
 
 def add_parsers(subparsers):
-    overcommit = subparsers.add_parser('overcommit', help='per-aggregate CPU/RAM ratios')
-    commands = overcommit.add_subparsers(dest='overcommit_command', metavar='{sync,report}')
-    commands.required = True
-    sync = commands.add_parser(
-        'sync', help='push aggregate ratios into placement inventories')
-    sync.add_argument('--aggregate', help='only the hosts of this aggregate')
-    sync.add_argument('--dry-run', action='store_true',
-                      help='print the changes without writing anything')
-    sync.set_defaults(func=_sync)
-    report = commands.add_parser('report', help='capacity per aggregate and host')
-    report.set_defaults(func=_report)
+    parsers = subcommands.category(subparsers, 'overcommit', 'per-aggregate CPU/RAM ratios', {
+        'sync': (_sync, 'push aggregate ratios into placement inventories'),
+        'report': (_report, 'capacity per aggregate and host')})
+    parsers['sync'].add_argument('--aggregate', help='only the hosts of this aggregate')
+    parsers['sync'].add_argument('--dry-run', action='store_true',
+                                 help='print the changes without writing anything')

@@ -16,6 +16,7 @@ import datetime
 
 from oslo_utils import timeutils
 
+from nova_drs.cmd import subcommands
 from nova_drs.db import api
 from nova_drs.db import statistics as db_statistics
 
@@ -34,10 +35,7 @@ def _purge(conf):
 
 
 def add_parsers(subparsers):
-    stats = subparsers.add_parser('stats', help='host and instance statistics')
-    commands = stats.add_subparsers(dest='stats_command', metavar='{purge}')
-    commands.required = True
-    purge = commands.add_parser('purge', help='delete samples older than the retention')
-    purge.add_argument('--older-than', type=int, default=None, metavar='SECONDS',
-                       help='age limit in seconds (default: [drs_stats] retention)')
-    purge.set_defaults(func=_purge)
+    parsers = subcommands.category(subparsers, 'stats', 'host and instance statistics', {
+        'purge': (_purge, 'delete samples older than the retention')})
+    parsers['purge'].add_argument('--older-than', type=int, default=None, metavar='SECONDS',
+                                  help='age limit in seconds (default: [drs_stats] retention)')

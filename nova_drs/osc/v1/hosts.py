@@ -35,6 +35,12 @@ def show(data):
                               else data[key] for key in keys)
 
 
+def table(columns, items):
+    """(headings, rows) of dicts for ``columns`` ((heading, key) pairs), for cliff's Lister."""
+    return ([heading for heading, _ in columns],
+            [[item.get(key) for _, key in columns] for item in items])
+
+
 def pinned_text(servers):
     """``uuid (level)`` lines of the servers opted out of DRS (drs:automation)."""
     return '\n'.join('%(id)s (%(level)s)' % server for server in servers or ())
@@ -52,9 +58,7 @@ class ListHost(command.Lister):
 
     def take_action(self, parsed_args):
         columns = LONG_COLUMNS if parsed_args.long else COLUMNS
-        hosts = self.app.client_manager.drs.list_hosts()
-        return ([heading for heading, _ in columns],
-                [[host.get(key) for _, key in columns] for host in hosts])
+        return table(columns, self.app.client_manager.drs.list_hosts())
 
 
 class ShowHost(command.ShowOne):

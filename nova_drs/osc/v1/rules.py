@@ -23,9 +23,7 @@ class ListRule(command.Lister):
     """List the allow/deny rules."""
 
     def take_action(self, parsed_args):
-        rules = self.app.client_manager.drs.list_rules()
-        return ([heading for heading, _ in COLUMNS],
-                [[rule.get(key) for _, key in COLUMNS] for rule in rules])
+        return hosts.table(COLUMNS, self.app.client_manager.drs.list_rules())
 
 
 class CreateRule(command.ShowOne):
