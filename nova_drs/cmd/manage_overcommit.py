@@ -109,7 +109,7 @@ def run_report(conf, database, ctxt):
 def _sync(conf):
     from nova import utils as nova_utils
     ctxt = _nova_context(conf)
-    placement = nova_utils.get_ksa_adapter('placement')
+    placement = nova_utils.get_sdk_adapter('placement', admin=True)
     result, text = run_sync(conf, placement, db_api.shared_database(conf), ctxt,
                             aggregate=conf.category.aggregate,
                             dry_run=conf.category.dry_run)

@@ -16,13 +16,15 @@ Placement drops hosts on its own ``allocation_ratio`` before any filter
 runs, so every member host's VCPU/MEMORY_MB inventory must carry the
 aggregate's ratio. ``sync`` writes only what differs, retries on inventory
 generation conflicts and notices computes that overwrite the ratio from
-their own nova.conf. It takes a keystoneauth Adapter (raise_exc=False) for
-placement, so the CLI, the daemon and the functional tests share it.
+their own nova.conf. It speaks to placement through an openstacksdk placement
+proxy: nova's own (``nova.utils.get_sdk_adapter``) in nova-drs-manage, the
+daemon's Connection's in nova-loadbalancer.
 """
 
 import dataclasses
 import datetime
 
+from openstack import exceptions as sdk_exc
 from oslo_utils import timeutils
 
 from nova_drs.db import overcommit as db_overcommit
@@ -30,8 +32,10 @@ from nova_drs.overcommit import accounting
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import ratios
 
-PLACEMENT_VERSION = '1.26'
 MAX_CONFLICT_RETRIES = 5
+#: An inventory record's fields in placement's API reference.
+INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+                    'allocation_ratio')
 RESOURCES = (('VCPU', accounting.CPU_KEY), ('MEMORY_MB', accounting.RAM_KEY))
 
 
@@ -56,31 +60,36 @@ class SyncResult:
 
 
 def _inventories(placement, rp_uuid):
-    response = placement.get('/resource_providers/%s/inventories' % rp_uuid,
-                             microversion=PLACEMENT_VERSION)
-    if response.status_code != 200:
-        raise PlacementError('cannot read inventories of resource provider %s: HTTP %s %s'
-                             % (rp_uuid, response.status_code, response.text[:200]))
-    return response.json()
+    """placement's inventories body: {'inventories': {class: fields}, generation}."""
+    try:
+        found = list(placement.resource_provider_inventories(rp_uuid))
+    except sdk_exc.SDKException as exc:
+        raise PlacementError('cannot read inventories of resource provider %s: %s'
+                             % (rp_uuid, exc)) from None
+    body = {'inventories': {}, 'resource_provider_generation': None}
+    for inventory in found:
+        body['resource_provider_generation'] = inventory.resource_provider_generation
+        body['inventories'][inventory.resource_class] = {
+            field: getattr(inventory, field) for field in INVENTORY_FIELDS}
+    return body
 
 
 def _set_ratio(placement, rp_uuid, resource_class, ratio, body=None):
-    """PUT one inventory with a new allocation_ratio; re-read and retry on 409."""
+    """Write one inventory with a new allocation_ratio; re-read and retry on a conflict."""
     for _attempt in range(MAX_CONFLICT_RETRIES):
         body = body or _inventories(placement, rp_uuid)
-        inventory = dict(body['inventories'][resource_class])
-        inventory['allocation_ratio'] = ratio
-        inventory['resource_provider_generation'] = body['resource_provider_generation']
-        response = placement.put(
-            '/resource_providers/%s/inventories/%s' % (rp_uuid, resource_class),
-            json=inventory, microversion=PLACEMENT_VERSION)
-        if response.status_code == 200:
+        inventory = dict(body['inventories'][resource_class], allocation_ratio=ratio)
+        try:
+            placement.update_resource_provider_inventory(
+                resource_class, rp_uuid,
+                resource_provider_generation=body['resource_provider_generation'],
+                **inventory)
             return
-        body = None
-        if response.status_code != 409:
-            raise PlacementError('cannot set %s allocation_ratio of resource provider %s: '
-                                 'HTTP %s %s' % (resource_class, rp_uuid,
-                                                 response.status_code, response.text[:200]))
+        except sdk_exc.ConflictException:
+            body = None
+        except sdk_exc.SDKException as exc:
+            raise PlacementError('cannot set %s allocation_ratio of resource provider %s: %s'
+                                 % (resource_class, rp_uuid, exc)) from None
     raise PlacementError('resource provider %s kept changing (generation conflict %d '
                          'times); run the sync again' % (rp_uuid, MAX_CONFLICT_RETRIES))
 

@@ -38,9 +38,10 @@ def nova_api_for(testcase):
         session=session, compute_endpoint_override=admin.base_url,
         placement_endpoint_override=testcase.placement_fixture.endpoint)
     # nova's test base (OpenStackSDKFixture) makes every SDK placement proxy a
-    # bare passthrough; the daemon's is the SDK's real placement v1 proxy.
-    cloud._proxies['placement'] = cloud.config.get_session_client(
-        'placement', constructor=placement_proxy.Proxy)
+    # bare passthrough; the daemon's and the sync's is the SDK's real v1 proxy.
+    placement = cloud.config.get_session_client('placement', constructor=placement_proxy.Proxy)
+    placement._connection = cloud      # what the SDK's own proxy factory sets
+    cloud._proxies['placement'] = placement
     return nova_api.NovaAPI(cloud)
 
 

@@ -20,8 +20,6 @@ drops hosts on its own allocation_ratio before any filter runs.
 
 import time
 
-from keystoneauth1 import adapter as ks_adapter
-from keystoneauth1 import session as ks_session
 from nova import context as nova_context
 
 from nova_drs import conf as drs_conf
@@ -31,6 +29,7 @@ from nova_drs.overcommit import alerts
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import recorder
 from tests.functional import base
+from tests.functional import daemon_support
 
 
 class OvercommitTestBase(base.DrsFunctionalTestCase):
@@ -42,11 +41,7 @@ class OvercommitTestBase(base.DrsFunctionalTestCase):
         self.flavor_id = self.admin_api.post_flavor({'flavor': {
             'name': 'one-vcpu', 'ram': 64, 'vcpus': 1, 'disk': 1}})['id']
         self.ctxt = nova_context.get_admin_context()
-        fixture = self.placement_fixture
-        self.placement_adapter = ks_adapter.Adapter(
-            ks_session.Session(auth=None), service_type='placement',
-            endpoint_override=fixture.endpoint,
-            additional_headers={'x-auth-token': fixture.token}, raise_exc=False)
+        self.placement_adapter = daemon_support.nova_api_for(self).placement_adapter
         self.recorder = recorder.OvercommitRecorder(
             self.drs_db, nova_view.RatioLookup(drs_conf.CONF))
         self._fed = 0
@@ -170,6 +165,23 @@ class PerAggregateRatiosTest(OvercommitTestBase):
         self.assertEqual(1, len(result.warnings), result.warnings)
         self.assertIn('host1', result.warnings[0])
         self.assertIn('cpu_allocation_ratio is set in its nova.conf', result.warnings[0])
+
+    def test_a_stale_inventory_is_read_again_and_written(self):
+        # The daemon hands the sync the inventories it read this cycle; a
+        # write since moved the provider generation: placement answers 409
+        # and the sync reads the inventories again before writing.
+        from nova_drs.overcommit import placement_sync
+        provider = self._get_provider_uuid_by_host('host1')
+        stale = placement_sync._inventories(self.placement_adapter, provider)
+        placement_sync._set_ratio(self.placement_adapter, provider, 'MEMORY_MB', 1.5)
+        placement_sync._set_ratio(self.placement_adapter, provider, 'VCPU', 3.0, stale)
+        self.assertEqual(3.0, self.placement_ratio('host1'))
+        self.assertEqual(1.5, self.placement_ratio('host1', 'MEMORY_MB'))
+        fresh = placement_sync._inventories(self.placement_adapter, provider)
+        self.assertEqual(stale['resource_provider_generation'] + 2,
+                         fresh['resource_provider_generation'])
+        self.assertEqual(stale['inventories']['VCPU']['total'],
+                         fresh['inventories']['VCPU']['total'])
 
 
 class RatioChangeTest(OvercommitTestBase):

@@ -103,6 +103,13 @@ def test_db_configure_for_manage():
     assert params(api_db.configure)[:1] == ['conf']
 
 
+def test_sdk_placement_adapter_for_manage():
+    # cmd/manage_overcommit.py reaches placement with nova's [placement]
+    # credentials, through the SDK proxy nova's report client uses.
+    from nova import utils
+    assert params(utils.get_sdk_adapter)[:2] == ['service_type', 'admin']
+
+
 @pytest.mark.parametrize('name', ['AggregateList', 'ComputeNodeList', 'InstanceList',
                                   'MigrationList', 'HostMapping', 'CellMapping', 'Flavor'])
 def test_versioned_objects_used(name):
