@@ -59,10 +59,10 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import sqlalchemy as sa  # noqa: E402
 from keystoneauth1 import noauth  # noqa: E402
 from keystoneauth1 import session as ks_session  # noqa: E402
 from openstack import connection  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
 
 from nova_drs import conf as drs_conf  # noqa: E402
 from nova_drs.daemon import cloud_view  # noqa: E402

@@ -44,13 +44,12 @@ from oslo_utils import uuidutils
 
 
 def _configure(workdir):
-    import nova.conf
     from nova import config  # noqa: F401  (registers nova's options)
     from nova import objects
+    import nova.conf
+    import oslo_messaging
 
     from nova_drs import conf as drs_conf
-
-    import oslo_messaging
 
     conf = nova.conf.CONF
     conf([], project='nova', default_config_files=[])
@@ -66,10 +65,10 @@ def _configure(workdir):
 
 def _nova_databases(conf, n_migrations, hosts):
     from nova import context as nova_context
+    from nova import objects
+    from nova.db import migration as nova_migration
     from nova.db.api import api as api_db_api
     from nova.db.main import api as main_db_api
-    from nova.db import migration as nova_migration
-    from nova import objects
 
     main_db_api.configure(conf)
     api_db_api.configure(conf)

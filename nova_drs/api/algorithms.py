@@ -23,7 +23,6 @@ import json
 
 from oslo_log import log as logging
 
-
 LOG = logging.getLogger(__name__)
 
 KINDS = ('overload', 'underload', 'vm_selection', 'placement', 'policy')

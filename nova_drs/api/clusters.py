@@ -24,9 +24,8 @@ import collections
 
 from nova import objects
 
-from nova_drs.api import nova_hosts
 from nova_drs import cluster_policy
-
+from nova_drs.api import nova_hosts
 
 
 class Cluster(collections.namedtuple(

@@ -20,9 +20,10 @@ from nova, give cluster membership and ``drs_power_curve`` overrides.
 from nova import objects
 from oslo_utils import timeutils
 
-from nova_drs.api import faults
 from nova_drs import conf as drs_conf
+from nova_drs.api import faults
 from nova_drs.observability import energy
+
 
 class EnergyController:
     """The energy report of every host, or of one cluster's hosts."""

@@ -19,8 +19,8 @@ known one without decisions (a server that stayed put) is 200 with an empty
 list. A server deleted since keeps its decisions until they expire.
 """
 
-from nova.compute import api as compute_api
 from nova import exception as nova_exception
+from nova.compute import api as compute_api
 
 from nova_drs.api import faults
 from nova_drs.api import nova_hosts

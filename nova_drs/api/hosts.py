@@ -24,13 +24,13 @@ import collections
 import contextlib
 import json
 
+from nova_drs import conf as drs_conf
+from nova_drs import opt_out
 from nova_drs.api import clusters
 from nova_drs.api import faults
 from nova_drs.api import nova_hosts
 from nova_drs.api import rbac
 from nova_drs.api import schemas
-from nova_drs import conf as drs_conf
-from nova_drs import opt_out
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import requests as db_requests
 from nova_drs.db import statistics as db_statistics

@@ -49,8 +49,8 @@ controller. nova's request-size limit stays in force (413). The catch-all
 import collections
 import json
 
-from nova.api.openstack import wsgi as nova_wsgi
 from nova import exception as nova_exception
+from nova.api.openstack import wsgi as nova_wsgi
 from oslo_db import exception as db_exc
 from oslo_log import log as logging
 import routes
@@ -58,6 +58,7 @@ import sqlalchemy.exc
 import webob.dec
 import webob.exc
 
+from nova_drs import conf as drs_conf
 from nova_drs.api import algorithms
 from nova_drs.api import energy
 from nova_drs.api import explain
@@ -67,7 +68,6 @@ from nova_drs.api import plans
 from nova_drs.api import rbac
 from nova_drs.api import rules
 from nova_drs.api import schemas
-from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 
 LOG = logging.getLogger(__name__)

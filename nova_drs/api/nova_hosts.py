@@ -22,9 +22,9 @@ are used.
 """
 
 from nova import context as nova_context
-from nova.db.main import api as nova_db
 from nova import exception as nova_exception
 from nova import objects
+from nova.db.main import api as nova_db
 from oslo_log import log as logging
 
 from nova_drs import opt_out

@@ -28,6 +28,7 @@ from oslo_log import log as logging
 from oslo_service import service as oslo_service
 
 from nova_drs import conf as drs_conf
+from nova_drs import loadbalancer_plugins
 from nova_drs.conf import startup
 from nova_drs.daemon import launcher as daemon_launcher
 from nova_drs.daemon import nova_api
@@ -35,7 +36,6 @@ from nova_drs.daemon import power as daemon_power
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
-from nova_drs import loadbalancer_plugins
 from nova_drs.observability import metrics
 
 CONF = drs_conf.CONF

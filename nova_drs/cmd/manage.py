@@ -24,10 +24,10 @@ import sys
 from oslo_config import cfg
 
 from nova_drs import conf as drs_conf
-from nova_drs.conf import startup
 from nova_drs.cmd import manage_db
 from nova_drs.cmd import manage_overcommit
 from nova_drs.cmd import manage_stats
+from nova_drs.conf import startup
 
 CONF = drs_conf.CONF
 PROG = 'nova-drs-manage'

@@ -30,9 +30,9 @@ from nova_drs.overcommit import placement_sync
 def _nova_context(conf):
     """Admin context on nova's databases, as nova-manage sets them up."""
     from nova import context as nova_context
+    from nova import objects
     from nova.db.api import api as api_db_api
     from nova.db.main import api as main_db_api
-    from nova import objects
     from oslo_messaging import opts as messaging_opts
     from oslo_utils import importutils
     objects.register_all()

@@ -17,12 +17,12 @@ import argparse
 import os
 import sys
 
+from nova_drs.cmd import sim_stats as stats_replay_cli
 from nova_drs.loadbalancer import catalog
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
 from nova_drs.sim import report
 from nova_drs.sim import sweep
-from nova_drs.cmd import sim_stats as stats_replay_cli
 from nova_drs.sim import traces
 
 PROG = 'nova-drs-sim'

@@ -159,8 +159,9 @@ def check_paths(conf, lock_file=False):
 
     ``lock_file``: the command keeps its single-node lock under state_path.
     """
-    from nova_drs.db import api as db_api
     from sqlalchemy.engine import url as sa_url
+
+    from nova_drs.db import api as db_api
     state = '[drs] state_path = %s' % conf.drs.state_path
     if lock_file and not conf.drs_coordination.backend_url:
         _usable_directory(conf.drs.state_path, state)

@@ -43,6 +43,7 @@ import datetime
 import logging
 
 from oslo_utils import timeutils
+
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts

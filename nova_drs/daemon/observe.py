@@ -31,6 +31,7 @@ import datetime
 import logging
 
 from oslo_utils import timeutils
+
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import nova_api
 from nova_drs.daemon import stats_history

@@ -35,6 +35,7 @@ import datetime
 import logging
 
 from oslo_utils import timeutils
+
 from nova_drs import cluster_policy
 from nova_drs import opt_out
 from nova_drs.daemon import cloud_view

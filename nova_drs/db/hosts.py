@@ -26,9 +26,15 @@ import sqlalchemy as sa
 
 from nova_drs.db import models
 from nova_drs.db import state_history
+
 # The state words are the decision core's (one definition, in its model).
-from nova_drs.loadbalancer.model import (
-    ACTIVE, ENTERING_MAINTENANCE, ERROR, MAINTENANCE, SUSPENDED, SUSPENDING, WAKING)
+from nova_drs.loadbalancer.model import ACTIVE
+from nova_drs.loadbalancer.model import ENTERING_MAINTENANCE
+from nova_drs.loadbalancer.model import ERROR
+from nova_drs.loadbalancer.model import MAINTENANCE
+from nova_drs.loadbalancer.model import SUSPENDED
+from nova_drs.loadbalancer.model import SUSPENDING
+from nova_drs.loadbalancer.model import WAKING
 
 #: Legal transitions: from-state -> allowed to-states.
 TRANSITIONS = {

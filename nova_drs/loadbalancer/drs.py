@@ -35,8 +35,8 @@ Why each rule exists:
 import bisect
 import itertools
 
-from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import schema
 
 OVERLOAD = model.Reason.OVERLOAD.value
 UNDERLOAD = model.Reason.UNDERLOAD.value

@@ -29,8 +29,8 @@ the least loaded hosts of its cluster until its load is within
 
 import heapq
 
-from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import schema
 
 OVERLOAD = model.Reason.OVERLOAD.value
 # Destinations tried per move before the source is given up for this cycle:

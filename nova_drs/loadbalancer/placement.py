@@ -12,8 +12,8 @@
 
 """Destination choice: power-aware best-fit decreasing (CloudSim PABFD)."""
 
-from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import power
+from nova_drs.loadbalancer import schema
 
 
 class PowerAwareBestFit:

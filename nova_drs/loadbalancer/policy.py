@@ -12,8 +12,8 @@
 
 """Policies compose the four algorithm kinds into one decision cycle."""
 
-from nova_drs.loadbalancer import schema
 from nova_drs.loadbalancer import model
+from nova_drs.loadbalancer import schema
 
 OVERLOAD = model.Reason.OVERLOAD.value
 UNDERLOAD = model.Reason.UNDERLOAD.value

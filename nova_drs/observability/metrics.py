@@ -25,10 +25,10 @@ import socket
 import threading
 from wsgiref import simple_server
 
+from oslo_utils import timeutils
 import prometheus_client
 from prometheus_client import core
 from prometheus_client import utils
-from oslo_utils import timeutils
 
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts

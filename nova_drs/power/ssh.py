@@ -14,8 +14,8 @@
 
 import os
 
-import paramiko
 from oslo_log import log as logging
+import paramiko
 
 from nova_drs.power import base
 

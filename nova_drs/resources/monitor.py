@@ -28,12 +28,11 @@ point there; the monitor uses it to:
   from computes).
 """
 
-from oslo_log import log as logging
-from oslo_utils import timeutils
-
-from nova.compute.monitors.cpu import virt_driver
 from nova import context as nova_context
 from nova import objects
+from nova.compute.monitors.cpu import virt_driver
+from oslo_log import log as logging
+from oslo_utils import timeutils
 
 from nova_drs import conf as drs_conf
 from nova_drs.resources import base

@@ -17,10 +17,10 @@ Everything a caller can get wrong is answered at once: ``NotFound`` or
 re-checks when it starts, as things may change in between.
 """
 
-from nova.compute import api as compute_api
 from nova import conf as nova_conf
 from nova import exception as nova_exception
 from nova import objects
+from nova.compute import api as compute_api
 
 from nova_drs.db import requests as db_requests
 from nova_drs.scale import allocation

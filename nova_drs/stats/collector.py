@@ -30,8 +30,8 @@ from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import statistics as db_statistics
 from nova_drs.overcommit import recorder
-from nova_drs.stats import publisher
 from nova_drs.stats import ingest
+from nova_drs.stats import publisher
 
 LOG = logging.getLogger(__name__)
 RECORDER_POOL = 'nova-drs-overcommit-recorder'

@@ -23,8 +23,8 @@ import collections
 import json
 from urllib import parse
 
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 from nova.tests.functional.api import client as api_client

@@ -22,9 +22,8 @@ import pymysql
 import sqlalchemy
 
 from nova_drs.db import api as db_api
-from nova_drs.db import migration
-
 from nova_drs.db import hosts as db_hosts
+from nova_drs.db import migration
 from tests.functional import test_api_hosts
 
 

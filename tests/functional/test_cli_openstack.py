@@ -35,8 +35,8 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
 
     def openstack(self, *argv, token='admin-token'):
         """(exit code, stdout, stderr) of ``openstack <argv>`` through its entry point."""
-        from openstackclient.common import clientmanager
         from openstackclient import shell as osc_shell
+        from openstackclient.common import clientmanager
         # osc-lib caches each plugin's client (with its token) on the
         # ClientManager class; a real "openstack" runs one command per process.
         for klass in clientmanager.ClientManager.__mro__:

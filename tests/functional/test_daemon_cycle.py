@@ -147,6 +147,7 @@ class TestFaults(DaemonTestBase):
         from keystoneauth1 import noauth
         from keystoneauth1 import session as ks_session
         from openstack import connection
+
         from nova_drs.daemon import nova_api
         self.balancer.nova = nova_api.NovaAPI(connection.Connection(
             session=ks_session.Session(auth=noauth.NoAuth()),

@@ -15,7 +15,6 @@
 import datetime
 
 import fixtures
-
 from oslo_utils import timeutils
 import sqlalchemy as sa
 

@@ -17,7 +17,6 @@ import os
 import urllib.request
 
 import fixtures
-
 from oslo_utils import timeutils
 from prometheus_client import parser
 import sqlalchemy as sa

@@ -41,6 +41,7 @@ import time
 
 from tests.integration import cloud as minicloud
 
+
 def mute_file(workdir, host):
     return os.path.join(workdir, 'bmc-mute', host)
 

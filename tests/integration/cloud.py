@@ -52,11 +52,11 @@ import subprocess
 import sys
 import time
 
-import pymysql
-import requests
 from keystoneauth1 import adapter
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+import pymysql
+import requests
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, 'tests', 'integration')

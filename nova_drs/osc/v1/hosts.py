@@ -14,9 +14,9 @@
 
 import sys
 
+from osc_lib import exceptions
 from osc_lib.cli import parseractions
 from osc_lib.command import command
-from osc_lib import exceptions
 
 COLUMNS = (('Host', 'host'), ('State', 'suspend_state'), ('CPU %', 'cpu_used_percent'),
            ('Memory Used', 'memory_used'), ('Memory Total', 'memory_total'),

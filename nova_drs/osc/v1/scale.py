@@ -14,8 +14,8 @@
 
 import sys
 
-from osc_lib.command import command
 from osc_lib import exceptions
+from osc_lib.command import command
 
 from nova_drs.osc.v1.hosts import add_wait_arguments
 from nova_drs.osc.v1.hosts import show

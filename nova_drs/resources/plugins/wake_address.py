@@ -12,9 +12,8 @@
 
 """wake_address: MAC of the interface carrying ``my_ip``, for Wake-on-LAN."""
 
-from oslo_log import log as logging
-
 import nova.conf
+from oslo_log import log as logging
 
 from nova_drs.resources import base
 from nova_drs.resources import macaddr

@@ -15,8 +15,8 @@
 import ast
 import pathlib
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from nova_drs import loadbalancer_plugins
 from nova_drs.conf import decision

@@ -118,6 +118,7 @@ def test_energy_report_integrates_history(tmp_path, database):
 def test_grafana_dashboard_uses_only_exposed_metrics(tmp_path, database):
     import json
     import re
+
     from nova_drs.db import lb_migrations
     hosts.ensure(database, 'h1')
     hosts.transition(database, 'h1', 'active', 'suspending', 'underload')

@@ -10,8 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from nova_drs.conf import power
 

@@ -14,9 +14,9 @@
 
 import json
 
+from oslo_config import cfg
 import pytest
 import sushy
-from oslo_config import cfg
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import models

@@ -65,8 +65,8 @@ def test_resource_tracker_attributes_the_monitor_uses():
 def test_monitor_alias_package_exists():
     # etc/nova-drs/nova_drs-monitor.pth aliases nova.compute.monitors.cpu.drs:
     # nova's monitor loader only accepts modules under that package.
-    import nova.compute.monitors.cpu as cpu_monitors
     from nova.compute import monitors
+    import nova.compute.monitors.cpu as cpu_monitors
     assert cpu_monitors.__name__ == 'nova.compute.monitors.cpu'
     assert 'nova.compute.monitors.' in inspect.getsource(monitors.MonitorHandler)
 
@@ -88,8 +88,8 @@ def test_compute_api_get():
 def test_rpc_legacy_notifier_and_notifications_options():
     # overcommit/alerts.py sends through nova's notifier inside nova services;
     # stats/collector.py reads nova's [notifications] options.
-    from nova.conf import notifications
     from nova import rpc
+    from nova.conf import notifications
     assert hasattr(rpc, 'LEGACY_NOTIFIER')
     names = {opt.name for opt in notifications.ALL_OPTS}
     assert {'notification_format', 'versioned_notifications_topics'} <= names

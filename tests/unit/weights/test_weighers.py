@@ -26,8 +26,8 @@ from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.scheduling import request_view
-from nova_drs.weights import even_distribution
 from nova_drs.weights import base
+from nova_drs.weights import even_distribution
 from nova_drs.weights import power_saving
 
 objects.register_all()

@@ -29,13 +29,13 @@ import datetime
 import json
 import time
 
+from tempest import config
 from tempest.api.compute import api_microversion_fixture
 from tempest.common import waiters
-from tempest import config
-from tempest.lib.common.utils import data_utils
-from tempest.lib.common.utils import test_utils
 from tempest.lib import decorators
 from tempest.lib import exceptions as lib_exc
+from tempest.lib.common.utils import data_utils
+from tempest.lib.common.utils import test_utils
 
 from nova_drs.tests.tempest import base
 

@@ -20,11 +20,11 @@ host of a shared cloud needs the operator's consent).
 import json
 import time
 
+from tempest import config
 from tempest.api.compute import api_microversion_fixture
 from tempest.common import waiters
-from tempest import config
-from tempest.lib.common.utils import data_utils
 from tempest.lib import decorators
+from tempest.lib.common.utils import data_utils
 
 from nova_drs.tests.tempest import base
 
