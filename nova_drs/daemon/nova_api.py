@@ -59,15 +59,6 @@ class NovaRequestFailed(Exception):
         self.status = status
 
 
-def _explain(response):
-    try:
-        body = response.json()
-        detail = next(iter(body.values()))
-        return detail.get('message') or str(body)
-    except Exception:
-        return (response.text or '').strip()[:300]
-
-
 class NovaAPI:
     """nova and placement through one openstacksdk Connection.
 
@@ -110,20 +101,12 @@ class NovaAPI:
 
     def _get(self, url, params=None, microversion=COMPUTE_MICROVERSION, service='compute'):
         """One raw read: a page of a nova listing, or a per-host read of every cycle."""
-        metrics.count_request(service, 'GET')
-        try:
+        with self._sdk(service, 'GET', url):
             proxy = self._compute if service == 'compute' else self._placement
             response = proxy.get(url, microversion=microversion, params=params,
                                  raise_exc=False)
-        except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-            raise NovaUnavailable('GET %s: %s' % (url, exc)) from None
-        if response.status_code >= 500:
-            raise NovaUnavailable('GET %s: HTTP %d %s' % (
-                url, response.status_code, _explain(response)))
-        if response.status_code >= 400:
-            raise NovaRequestFailed('GET %s: HTTP %d %s' % (
-                url, response.status_code, _explain(response)), response.status_code)
-        return response.json()
+            sdk_exc.raise_from_response(response)
+            return response.json()
 
     def _placement_get(self, url):
         return self._get(url, microversion=PLACEMENT_MICROVERSION, service='placement')
