@@ -153,6 +153,7 @@ class NovaAPI:
 
     # -- compute services -------------------------------------------------
     def compute_services(self):
+        """Every nova-compute service, read raw: one per host every cycle (architecture.md)."""
         return self._get('/os-services', {'binary': 'nova-compute'})['services']
 
     def compute_service(self, host):
