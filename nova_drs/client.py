@@ -19,10 +19,21 @@ the client talks to the compute endpoint. ``wait`` is the one poller behind
 every ``--wait``.
 """
 
+import collections
 import time
 from urllib import parse
 
 from keystoneauth1 import adapter
+
+#: A host action both CLIs can wait for: the word they print, the state it
+#: aims at and the states that end the wait without reaching it.
+HostChange = collections.namedtuple('HostChange', 'verb wanted otherwise')
+HOST_CHANGES = {
+    'suspend_host': HostChange('Suspend', 'suspended', ('error', 'active')),
+    'unsuspend_host': HostChange('Unsuspend', 'active', ('error',)),
+    'enter_maintenance': HostChange('Maintenance', 'maintenance', ('error', 'active')),
+    'exit_maintenance': HostChange('Exit from maintenance', 'active', ('error',)),
+}
 
 
 class DrsError(Exception):
@@ -111,12 +122,13 @@ class DrsClient:
     def get_request(self, request_id):
         return self._request('GET', '/loadbalancer/requests/%s' % _quote(request_id))['request']
 
-    def wait_host(self, host, ends, timeout, interval, report):
-        """Poll ``host`` until its state is in ``ends`` (the first one is the
-        wanted one); the host's last view."""
-        return wait(lambda: self.get_host(host), lambda h: h['suspend_state'], ends,
+    def wait_host(self, host, action, timeout, interval, report):
+        """Poll ``host`` until ``action`` (a ``HOST_CHANGES`` key) ended; the host's last view."""
+        change = HOST_CHANGES[action]
+        return wait(lambda: self.get_host(host), lambda h: h['suspend_state'],
+                    (change.wanted,) + change.otherwise,
                     lambda h: '%s: %s' % (host, h['suspend_state']),
-                    '%s to become %s' % (host, ends[0]),
+                    '%s to become %s' % (host, change.wanted),
                     timeout, interval, report, self.error)
 
     def wait_request(self, request_id, timeout, interval, report):

@@ -22,6 +22,7 @@ import json
 from novaclient import exceptions
 from novaclient import utils
 
+from nova_drs import client as drs_client
 from novaclient_ext.manager import LoadBalancerManager  # noqa: F401  (found by novaclient)
 
 HOST_COLUMNS = ['host', 'suspend_state', 'cpu_used_percent', 'memory_used',
@@ -75,12 +76,6 @@ def do_lb_host_show(cs, args):
     utils.print_dict(host)
 
 
-def _wait(cs, host, targets, args):
-    """The host's state once it reached one of ``targets`` (the first is success)."""
-    return cs.lb.wait_host(host, targets, args.timeout, args.poll_interval,
-                           lambda line: print(line, flush=True))['suspend_state']
-
-
 def _wait_args(until='the host reaches its target state', timeout=900):
     """``--wait``, ``--timeout`` and ``--poll-interval`` of a command that can wait."""
     def decorate(function):
@@ -95,15 +90,18 @@ def _wait_args(until='the host reaches its target state', timeout=900):
     return decorate
 
 
-def _state_change(cs, args, action, verb, targets, failure, follow=True):
-    """``action`` on ``args.host``; with --wait, until a state of ``targets``
-    (the first is success, another one fails with ``failure``)."""
+def _state_change(cs, args, action, failure, follow=True):
+    """``action`` (a ``HOST_CHANGES`` key) on ``args.host``; with --wait, until it
+    ended (short of its wanted state it fails with ``failure``)."""
+    change = drs_client.HOST_CHANGES[action]
     host = cs.lb.action(action, host=args.host)['host']
     hint = '; follow with: nova lb-host-show %s' % args.host if follow else ''
-    print('%s of %s accepted (state: %s)%s' % (verb, args.host, host['suspend_state'], hint))
+    print('%s of %s accepted (state: %s)%s'
+          % (change.verb, args.host, host['suspend_state'], hint))
     if args.wait:
-        state = _wait(cs, args.host, targets, args)
-        if state != targets[0]:
+        state = cs.lb.wait_host(args.host, action, args.timeout, args.poll_interval,
+                                lambda line: print(line, flush=True))['suspend_state']
+        if state != change.wanted:
             raise exceptions.CommandError('%s %s: it is %s' % (args.host, failure, state))
 
 
@@ -111,15 +109,14 @@ def _state_change(cs, args, action, verb, targets, failure, follow=True):
 @_wait_args()
 def do_lb_suspend(cs, args):
     """Ask the DRS daemon to evacuate and suspend a host."""
-    _state_change(cs, args, 'suspend_host', 'Suspend', ('suspended', 'error', 'active'),
-                  'did not suspend')
+    _state_change(cs, args, 'suspend_host', 'did not suspend')
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to wake.')
 @_wait_args()
 def do_lb_unsuspend(cs, args):
     """Ask the DRS daemon to wake a suspended host, or cancel a pending suspend."""
-    _state_change(cs, args, 'unsuspend_host', 'Unsuspend', ('active', 'error'), 'did not wake')
+    _state_change(cs, args, 'unsuspend_host', 'did not wake')
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host.')
@@ -133,16 +130,14 @@ def do_lb_host_clear_wake_failed(cs, args):
 @_wait_args()
 def do_lb_maintenance_enter(cs, args):
     """Ask the DRS daemon to empty a host and keep it disabled and powered on."""
-    _state_change(cs, args, 'enter_maintenance', 'Maintenance',
-                  ('maintenance', 'error', 'active'), 'did not enter maintenance')
+    _state_change(cs, args, 'enter_maintenance', 'did not enter maintenance')
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host in maintenance.')
 @_wait_args()
 def do_lb_maintenance_exit(cs, args):
     """End a host's maintenance; the DRS daemon re-enables its compute service."""
-    _state_change(cs, args, 'exit_maintenance', 'Exit from maintenance', ('active', 'error'),
-                  'did not leave maintenance', follow=False)
+    _state_change(cs, args, 'exit_maintenance', 'did not leave maintenance', follow=False)
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to test.')

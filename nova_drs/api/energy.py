@@ -19,9 +19,9 @@ from nova, give cluster membership and ``drs_power_curve`` overrides.
 
 from nova import objects
 from oslo_utils import timeutils
+import webob.exc
 
 from nova_drs import conf as drs_conf
-from nova_drs.api import faults
 from nova_drs.observability import energy
 
 
@@ -37,7 +37,7 @@ class EnergyController:
         try:
             since = energy.parse_since(since or '24h', now)
         except ValueError as exc:
-            raise faults.BadRequest(str(exc)) from None
+            raise webob.exc.HTTPBadRequest(str(exc)) from None
         aggregates = [{'name': a.name, 'hosts': list(a.hosts or ()),
                        'metadata': dict(a.metadata or {})}
                       for a in objects.AggregateList.get_all(context)]
@@ -45,7 +45,7 @@ class EnergyController:
         if cluster is not None:
             members = [a['hosts'] for a in aggregates if a['name'] == cluster]
             if not members:
-                raise faults.NotFound('cluster (aggregate) %s not found' % cluster)
+                raise webob.exc.HTTPNotFound('cluster (aggregate) %s not found' % cluster)
             hosts = members[0]
         result = energy.report(self.database, drs_conf.CONF, since, now, hosts,
                                energy.host_curves(aggregates))

@@ -21,8 +21,8 @@ list. A server deleted since keeps its decisions until they expire.
 
 from nova import exception as nova_exception
 from nova.compute import api as compute_api
+import webob.exc
 
-from nova_drs.api import faults
 from nova_drs.api import nova_hosts
 from nova_drs.db import decisions
 
@@ -35,7 +35,7 @@ def parse_cycles(text):
         return DEFAULT_CYCLES
     cycles = int(text)  # the query schema allows digits only
     if not 1 <= cycles <= MAX_CYCLES:
-        raise faults.BadRequest('cycles=%s is not between 1 and %d' % (text, MAX_CYCLES))
+        raise webob.exc.HTTPBadRequest('cycles=%s is not between 1 and %d' % (text, MAX_CYCLES))
     return cycles
 
 
@@ -47,7 +47,7 @@ class ExplainController:
     def host(self, context, host, cycles=None):
         cycles = parse_cycles(cycles)
         if nova_hosts.compute_hosts(context, host).get(host) is None:
-            raise faults.NotFound('compute host %r not found in nova' % host[:255])
+            raise webob.exc.HTTPNotFound('compute host %r not found in nova' % host[:255])
         return 200, self._body('host', host, cycles)
 
     def server(self, context, server_id, cycles=None):
@@ -57,7 +57,7 @@ class ExplainController:
             try:
                 compute_api.API().get(context, server_id)
             except nova_exception.InstanceNotFound:
-                raise faults.NotFound('server %s not found' % server_id[:64]) from None
+                raise webob.exc.HTTPNotFound('server %s not found' % server_id[:64]) from None
         return 200, body
 
     def _body(self, kind, subject, cycles):

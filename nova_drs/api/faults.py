@@ -15,7 +15,9 @@
 Every error leaves the API as ``{"<faultName>": {"code": N, "message": ...}}``
 with the names nova itself uses (``badRequest``, ``forbidden``,
 ``itemNotFound``, ``conflictingRequest``, ...), so clients that parse nova
-errors (novaclient, openstacksdk) print our messages unchanged.
+errors (novaclient, openstacksdk) print our messages unchanged. Handlers
+raise webob's ``HTTPException`` classes, as nova's do, with the message as
+their detail; the API filter renders them here.
 """
 
 import datetime
@@ -34,46 +36,6 @@ FAULT_NAMES = {
     415: 'badMediaType',
     503: 'serviceUnavailable',
 }
-
-
-class ApiError(Exception):
-    """An error the client sees as ``code`` with ``message``."""
-
-    code = 500
-
-    def __init__(self, message):
-        super().__init__(message)
-        self.message = message
-
-
-class BadRequest(ApiError):
-    code = 400
-
-
-class Forbidden(ApiError):
-    code = 403
-
-
-class NotFound(ApiError):
-    code = 404
-
-
-class MethodNotAllowed(ApiError):
-    code = 405
-
-
-class NotAcceptable(ApiError):
-    """A microversion outside nova's range (nova names this fault computeFault)."""
-
-    code = 406
-
-
-class Conflict(ApiError):
-    code = 409
-
-
-class ServiceUnavailable(ApiError):
-    code = 503
 
 
 def _default(value):

@@ -24,10 +24,11 @@ import collections
 import contextlib
 import json
 
+import webob.exc
+
 from nova_drs import conf as drs_conf
 from nova_drs import opt_out
 from nova_drs.api import clusters
-from nova_drs.api import faults
 from nova_drs.api import nova_hosts
 from nova_drs.api import rbac
 from nova_drs.api import schemas
@@ -66,9 +67,9 @@ def _scale_faults():
     try:
         yield
     except scale_api.NotFound as exc:
-        raise faults.NotFound(str(exc)) from None
+        raise webob.exc.HTTPNotFound(str(exc)) from None
     except scale_api.Refused as exc:
-        raise faults.Conflict(str(exc)) from None
+        raise webob.exc.HTTPConflict(str(exc)) from None
 
 
 def requester(context):
@@ -125,14 +126,14 @@ class HostsController:
     def _nova_host(context, host):
         found = nova_hosts.compute_hosts(context, host).get(host)
         if found is None:
-            raise faults.NotFound('compute host %r not found in nova' % host[:255])
+            raise webob.exc.HTTPNotFound('compute host %r not found in nova' % host[:255])
         return found
 
     def action(self, context, body):
         try:
             name, arguments = schemas.single_action(body, ACTION_SCHEMAS)
         except schemas.ValidationError as exc:
-            raise faults.BadRequest(str(exc)) from None
+            raise webob.exc.HTTPBadRequest(str(exc)) from None
         action = ACTIONS[name]
         rbac.authorize(context, action.rule)
         if 'host' in arguments:
@@ -159,7 +160,7 @@ class HostsController:
         pinned = [s['id'] for s in nova_hosts.pinned_servers(context, host)
                   if s['level'] == opt_out.DISABLED]
         if pinned:
-            raise faults.Conflict(
+            raise webob.exc.HTTPConflict(
                 'host %s cannot %s: servers %s opted out of DRS (%s=%s); remove the '
                 'metadata or flavor extra spec, or move them first'
                 % (host, what, ', '.join(pinned), opt_out.KEY, opt_out.DISABLED))
@@ -175,9 +176,9 @@ class HostsController:
         if accepted is None:
             state = self._current_state(host)
             if state != db_hosts.ACTIVE:
-                raise faults.Conflict('host %s is %s; only an active host can be suspended'
-                                      % (host, state))
-            raise faults.Conflict(
+                raise webob.exc.HTTPConflict('host %s is %s; only an active host can be suspended'
+                                             % (host, state))
+            raise webob.exc.HTTPConflict(
                 'suspending host %s would leave %d active hosts in cluster %s, below its '
                 'floor of %d (min_active_hosts %d + hosts_in_reserve %d); hosts already '
                 'suspending count as gone'
@@ -196,10 +197,10 @@ class HostsController:
             record = db_hosts.get(self.database, host)
             if (record['suspend_state'] == db_hosts.SUSPENDING
                     and record['power_requested_at'] is not None):
-                raise faults.Conflict(
+                raise webob.exc.HTTPConflict(
                     'suspend already powering off: the power command of host %s left at %s; '
                     'unsuspend it once it is suspended' % (host, record['power_requested_at']))
-            raise faults.Conflict(
+            raise webob.exc.HTTPConflict(
                 'host %s is %s; only a suspending, suspended or failed host can be '
                 'unsuspended' % (host, record['suspend_state']))
         return 202, {'host': self._view(context, host)}
@@ -215,8 +216,8 @@ class HostsController:
         if db_hosts.transition(self.database, host, db_hosts.ACTIVE,
                                db_hosts.ENTERING_MAINTENANCE,
                                'maintenance requested by %s' % requester(context)) is None:
-            raise faults.Conflict('host %s is %s; only an active host can enter maintenance'
-                                  % (host, self._current_state(host)))
+            raise webob.exc.HTTPConflict('host %s is %s; only an active host can enter maintenance'
+                                         % (host, self._current_state(host)))
         return 202, {'host': self._view(context, host)}
 
     def _exit_maintenance(self, context, arguments):
@@ -225,16 +226,16 @@ class HostsController:
                                (db_hosts.ENTERING_MAINTENANCE, db_hosts.MAINTENANCE),
                                db_hosts.ACTIVE,
                                'maintenance ended by %s' % requester(context)) is None:
-            raise faults.Conflict('host %s is %s; only a host entering or in maintenance '
-                                  'can exit it' % (host, self._current_state(host)))
+            raise webob.exc.HTTPConflict('host %s is %s; only a host entering or in maintenance '
+                                         'can exit it' % (host, self._current_state(host)))
         return 202, {'host': self._view(context, host)}
 
     def _wake_test(self, context, arguments):
         host = arguments['host']
         request, created = db_requests.add(self.database, host, 'wake_test', requester(context))
         if not created:
-            raise faults.Conflict('a wake test of host %s is already %s (request %d)'
-                                  % (host, request['status'], request['id']))
+            raise webob.exc.HTTPConflict('a wake test of host %s is already %s (request %d)'
+                                         % (host, request['status'], request['id']))
         return 202, {'request': request}
 
     def _set_power(self, context, arguments):
@@ -246,7 +247,7 @@ class HostsController:
             # The driver's own schema: required options, types, secrets.
             power_loader.check(driver, mode, options)
         except power_base.PowerError as exc:
-            raise faults.BadRequest(str(exc)) from None
+            raise webob.exc.HTTPBadRequest(str(exc)) from None
         fields = {'power_driver': driver, 'power_mode': mode,
                   'power_options': json.dumps(options)}
         if 'mac_to_wake' in arguments:

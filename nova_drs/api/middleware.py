@@ -125,7 +125,7 @@ def _utf8(native):
     try:
         return native.encode('latin-1').decode('utf-8')
     except UnicodeError:
-        raise faults.BadRequest('the request path is not valid UTF-8') from None
+        raise webob.exc.HTTPBadRequest('the request path is not valid UTF-8') from None
 
 
 def negotiate_version(req):
@@ -139,9 +139,9 @@ def negotiate_version(req):
     try:
         nova_req.set_api_version_request()
     except nova_exception.InvalidAPIVersionString as exc:
-        raise faults.BadRequest(exc.format_message()) from None
+        raise webob.exc.HTTPBadRequest(exc.format_message()) from None
     except nova_exception.InvalidGlobalAPIVersion as exc:
-        raise faults.NotAcceptable(exc.format_message()) from None
+        raise webob.exc.HTTPNotAcceptable(exc.format_message()) from None
     return nova_req.api_version_request
 
 
@@ -204,11 +204,10 @@ class LoadBalancerMiddleware:
         try:
             version = negotiate_version(req)
             return version_headers(self._dispatch(req, context, match), version)
-        except faults.ApiError as exc:
-            response = faults.error_response(exc.code, exc.message, request_id)
-        except webob.exc.HTTPRequestEntityTooLarge as exc:
-            # nova's sizelimit filter stops a chunked body while we read it.
-            response = faults.error_response(413, exc.detail or exc.explanation, request_id)
+        except webob.exc.HTTPException as exc:
+            # Ours, or nova's sizelimit filter stopping a chunked body as we read it (413).
+            response = faults.error_response(exc.code, exc.detail or exc.explanation,
+                                             request_id)
         except DB_ERRORS as exc:
             LOG.error('nova-drs API: database error on %s %s: %s',
                       req.method, req.path_info, db_api.reason(exc))
@@ -227,15 +226,16 @@ class LoadBalancerMiddleware:
     def _dispatch(self, req, context, match):
         methods = ROUTES[int(match.pop('route'))][1]
         if req.method not in methods:
-            raise faults.MethodNotAllowed('method %s is not allowed here; allowed: %s'
-                                          % (req.method, ', '.join(sorted(methods))))
+            raise webob.exc.HTTPMethodNotAllowed('method %s is not allowed here; allowed: %s'
+                                                 % (req.method, ', '.join(sorted(methods))))
         if context is None:
             LOG.error('nova-drs API: no nova.context in the request; the filter must '
                       'come after keystonecontext in api-paste.ini')
-            raise faults.ApiError('nova-drs API filter misplaced in api-paste.ini')
+            raise webob.exc.HTTPInternalServerError(
+                'nova-drs API filter misplaced in api-paste.ini')
         route = methods[req.method]
         if not any(rbac.allowed(context, rule) for rule in route.gate):
-            raise faults.Forbidden('policy does not allow %s' % ' or '.join(route.gate))
+            raise webob.exc.HTTPForbidden('policy does not allow %s' % ' or '.join(route.gate))
         arguments = self._path_arguments(match)
         arguments.update(self._query_arguments(req, route.query))
         if req.method == 'POST':
@@ -252,14 +252,15 @@ class LoadBalancerMiddleware:
             if name in ID_PARAMETERS:
                 number = schemas.object_id(value)
                 if number is None:
-                    raise faults.NotFound('%s %s not found' % (ID_PARAMETERS[name],
-                                                               ascii(value[:64])))
+                    raise webob.exc.HTTPNotFound('%s %s not found' % (ID_PARAMETERS[name],
+                                                                      ascii(value[:64])))
                 arguments[name] = number
             else:
                 try:
                     schemas.validate(value, schemas.HOST_PATH, what='path parameter')
                 except schemas.ValidationError as exc:
-                    raise faults.BadRequest(str(exc).replace('request body', name)) from None
+                    raise webob.exc.HTTPBadRequest(
+                        str(exc).replace('request body', name)) from None
                 arguments[name] = value
         return arguments
 
@@ -268,11 +269,11 @@ class LoadBalancerMiddleware:
         try:
             query = req.GET.dict_of_lists()
         except UnicodeError:
-            raise faults.BadRequest('the query string is not valid UTF-8') from None
+            raise webob.exc.HTTPBadRequest('the query string is not valid UTF-8') from None
         try:
             schemas.validate_query(query, schema)
         except schemas.ValidationError as exc:
-            raise faults.BadRequest(str(exc)) from None
+            raise webob.exc.HTTPBadRequest(str(exc)) from None
         return {name: values[0] for name, values in query.items()}
 
     @staticmethod
@@ -280,4 +281,4 @@ class LoadBalancerMiddleware:
         try:
             return json.loads(req.body)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise faults.BadRequest('malformed request body: %s' % exc) from None
+            raise webob.exc.HTTPBadRequest('malformed request body: %s' % exc) from None

@@ -17,7 +17,8 @@ rejected (compare-and-swap, so a plan the daemon already started cannot be
 rejected behind its back).
 """
 
-from nova_drs.api import faults
+import webob.exc
+
 from nova_drs.api import hosts
 from nova_drs.api import rbac
 from nova_drs.api import schemas
@@ -43,7 +44,7 @@ class PlansController:
         try:
             name, arguments = schemas.single_action(body, schemas.PLAN_ACTIONS)
         except schemas.ValidationError as exc:
-            raise faults.BadRequest(str(exc)) from None
+            raise webob.exc.HTTPBadRequest(str(exc)) from None
         rule, status = DECISIONS[name]
         rbac.authorize(context, rule)
         plan_id = arguments['plan_id']
@@ -51,7 +52,7 @@ class PlansController:
         if plan is None:
             current = db_plans.get(self.database, plan_id)
             if current is None:
-                raise faults.NotFound('plan %d not found' % plan_id)
-            raise faults.Conflict('plan %d is %s; only a pending plan can be %s'
-                                  % (plan_id, current['status'], status))
+                raise webob.exc.HTTPNotFound('plan %d not found' % plan_id)
+            raise webob.exc.HTTPConflict('plan %d is %s; only a pending plan can be %s'
+                                         % (plan_id, current['status'], status))
         return 202, {'plan': plan}

@@ -22,89 +22,78 @@ rule, and ``oslopolicy-sample-generator --namespace nova_drs`` lists them.
 
 from nova import policy as nova_policy
 from oslo_policy import policy
-
-from nova_drs.api import faults
+import webob.exc
 
 PREFIX = 'nova_drs:loadbalancer:%s'
 ADMIN = 'role:admin'
 
 
-def _rule(name, method, path, description):
-    return policy.DocumentedRuleDefault(
-        name=PREFIX % name, check_str=ADMIN, description=description,
-        operations=[{'method': method, 'path': path}], scope_types=['project'])
-
-
-HOST_LIST = PREFIX % 'host:list'
-HOST_SHOW = PREFIX % 'host:show'
-SUSPEND_HOST = PREFIX % 'suspend_host'
-UNSUSPEND_HOST = PREFIX % 'unsuspend_host'
-WAKE_TEST = PREFIX % 'wake_test'
-SET_POWER = PREFIX % 'set_power'
-CLEAR_WAKE_FAILED = PREFIX % 'clear_wake_failed'
-ENTER_MAINTENANCE = PREFIX % 'enter_maintenance'
-EXIT_MAINTENANCE = PREFIX % 'exit_maintenance'
-RULE_LIST = PREFIX % 'rule:list'
-RULE_SHOW = PREFIX % 'rule:show'
-RULE_CREATE = PREFIX % 'rule:create'
-RULE_DELETE = PREFIX % 'rule:delete'
-PLAN_SHOW = PREFIX % 'plan:show'
-PLAN_APPROVE = PREFIX % 'plan:approve'
-PLAN_REJECT = PREFIX % 'plan:reject'
-POLICY_LIST = PREFIX % 'policy:list'
-SCALE_SERVER = PREFIX % 'scale_server'
-SCALE_SHOW = PREFIX % 'scale:show'
-ENERGY_REPORT = PREFIX % 'energy:report'
-EXPLAIN = PREFIX % 'explain'
-
+_RULES = []
 _ACTION = '/loadbalancer/action'
-_RULES = [
-    _rule('host:list', 'GET', '/loadbalancer',
-          'List compute hosts with their DRS state and latest statistics.'),
-    _rule('host:show', 'GET', '/loadbalancer/{host}',
-          'Show one compute host with its DRS state and latest statistics.'),
-    _rule('suspend_host', 'POST', _ACTION,
-          'Ask the DRS daemon to evacuate and suspend a host (suspend_host).'),
-    _rule('unsuspend_host', 'POST', _ACTION,
-          'Ask the DRS daemon to wake a host, or cancel a suspend (unsuspend_host).'),
-    _rule('wake_test', 'POST', _ACTION,
-          'Ask the DRS daemon to test that a host can be suspended and woken.'),
-    _rule('set_power', 'POST', _ACTION,
-          "Set a host's power driver, mode, wake MAC and driver options."),
-    _rule('clear_wake_failed', 'POST', _ACTION,
-          "Clear a host's wake_failed flag once its wake path is fixed "
-          '(clear_wake_failed).'),
-    _rule('enter_maintenance', 'POST', _ACTION,
-          'Ask the DRS daemon to empty a host and keep it disabled and powered on '
-          '(enter_maintenance).'),
-    _rule('exit_maintenance', 'POST', _ACTION,
-          'End the maintenance of a host; the DRS daemon re-enables it (exit_maintenance).'),
-    _rule('rule:list', 'GET', '/loadbalancer/rules', 'List allow/deny rules.'),
-    _rule('rule:show', 'GET', '/loadbalancer/rules/{rule_id}', 'Show an allow/deny rule.'),
-    _rule('rule:create', 'POST', '/loadbalancer/rules', 'Create an allow/deny rule.'),
-    _rule('rule:delete', 'DELETE', '/loadbalancer/rules/{rule_id}',
-          'Delete an allow/deny rule.'),
-    _rule('plan:show', 'GET', '/loadbalancer/plan',
-          'Show the last plan of the loadbalancer with its reasons.'),
-    _rule('plan:approve', 'POST', '/loadbalancer/plan/action',
-          'Approve a pending plan (manual mode).'),
-    _rule('plan:reject', 'POST', '/loadbalancer/plan/action',
-          'Reject a pending plan (manual mode).'),
-    _rule('policy:list', 'GET', '/loadbalancer/policies',
-          'List the available loadbalancer algorithms and their parameters.'),
-    _rule('scale_server', 'POST', _ACTION,
-          'Ask the DRS daemon to scale a server to another flavor (scale_server).'),
-    _rule('scale:show', 'GET', '/loadbalancer/requests/{request_id}',
-          'Show the progress and outcome of a scale request.'),
-    _rule('energy:report', 'GET', '/loadbalancer/energy',
-          'Report kWh drawn and saved, suspended host-hours and migrations.'),
-    policy.DocumentedRuleDefault(
-        name=EXPLAIN, check_str=ADMIN, scope_types=['project'],
-        description='Explain why a host or server was (or was not) moved, suspended '
-                    'or woken in the last cycles.',
-        operations=[{'method': 'GET', 'path': '/loadbalancer/explain/hosts/{host}'},
-                    {'method': 'GET', 'path': '/loadbalancer/explain/servers/{server_id}'}]),
-]
+
+
+def _rule(name, description, *operations):
+    """Declare the rule ``name`` for ``operations`` ((method, path) pairs); its full name."""
+    _RULES.append(policy.DocumentedRuleDefault(
+        name=PREFIX % name, check_str=ADMIN, description=description,
+        operations=[{'method': method, 'path': path} for method, path in operations],
+        scope_types=['project']))
+    return PREFIX % name
+
+
+HOST_LIST = _rule('host:list', 'List compute hosts with their DRS state and latest statistics.',
+                  ('GET', '/loadbalancer'))
+HOST_SHOW = _rule('host:show', 'Show one compute host with its DRS state and latest statistics.',
+                  ('GET', '/loadbalancer/{host}'))
+SUSPEND_HOST = _rule(
+    'suspend_host', 'Ask the DRS daemon to evacuate and suspend a host (suspend_host).',
+    ('POST', _ACTION))
+UNSUSPEND_HOST = _rule(
+    'unsuspend_host', 'Ask the DRS daemon to wake a host, or cancel a suspend (unsuspend_host).',
+    ('POST', _ACTION))
+WAKE_TEST = _rule(
+    'wake_test', 'Ask the DRS daemon to test that a host can be suspended and woken.',
+    ('POST', _ACTION))
+SET_POWER = _rule('set_power', "Set a host's power driver, mode, wake MAC and driver options.",
+                  ('POST', _ACTION))
+CLEAR_WAKE_FAILED = _rule(
+    'clear_wake_failed',
+    "Clear a host's wake_failed flag once its wake path is fixed (clear_wake_failed).",
+    ('POST', _ACTION))
+ENTER_MAINTENANCE = _rule(
+    'enter_maintenance', 'Ask the DRS daemon to empty a host and keep it disabled and '
+    'powered on (enter_maintenance).', ('POST', _ACTION))
+EXIT_MAINTENANCE = _rule(
+    'exit_maintenance', 'End the maintenance of a host; the DRS daemon re-enables it '
+    '(exit_maintenance).', ('POST', _ACTION))
+RULE_LIST = _rule('rule:list', 'List allow/deny rules.', ('GET', '/loadbalancer/rules'))
+RULE_SHOW = _rule('rule:show', 'Show an allow/deny rule.',
+                  ('GET', '/loadbalancer/rules/{rule_id}'))
+RULE_CREATE = _rule('rule:create', 'Create an allow/deny rule.',
+                    ('POST', '/loadbalancer/rules'))
+RULE_DELETE = _rule('rule:delete', 'Delete an allow/deny rule.',
+                    ('DELETE', '/loadbalancer/rules/{rule_id}'))
+PLAN_SHOW = _rule('plan:show', 'Show the last plan of the loadbalancer with its reasons.',
+                  ('GET', '/loadbalancer/plan'))
+PLAN_APPROVE = _rule('plan:approve', 'Approve a pending plan (manual mode).',
+                     ('POST', '/loadbalancer/plan/action'))
+PLAN_REJECT = _rule('plan:reject', 'Reject a pending plan (manual mode).',
+                    ('POST', '/loadbalancer/plan/action'))
+POLICY_LIST = _rule('policy:list',
+                    'List the available loadbalancer algorithms and their parameters.',
+                    ('GET', '/loadbalancer/policies'))
+SCALE_SERVER = _rule(
+    'scale_server', 'Ask the DRS daemon to scale a server to another flavor (scale_server).',
+    ('POST', _ACTION))
+SCALE_SHOW = _rule('scale:show', 'Show the progress and outcome of a scale request.',
+                   ('GET', '/loadbalancer/requests/{request_id}'))
+ENERGY_REPORT = _rule('energy:report',
+                      'Report kWh drawn and saved, suspended host-hours and migrations.',
+                      ('GET', '/loadbalancer/energy'))
+EXPLAIN = _rule('explain', 'Explain why a host or server was (or was not) moved, suspended '
+                'or woken in the last cycles.',
+                ('GET', '/loadbalancer/explain/hosts/{host}'),
+                ('GET', '/loadbalancer/explain/servers/{server_id}'))
 
 
 def list_rules():
@@ -136,4 +125,4 @@ def allowed(context, rule):
 def authorize(context, rule):
     """Raise Forbidden (403) unless ``context`` passes ``rule``."""
     if not allowed(context, rule):
-        raise faults.Forbidden('policy does not allow %s' % rule)
+        raise webob.exc.HTTPForbidden('policy does not allow %s' % rule)

@@ -19,7 +19,8 @@ compile is refused with 400 instead of breaking the daemon later.
 
 import re
 
-from nova_drs.api import faults
+import webob.exc
+
 from nova_drs.api import schemas
 from nova_drs.db import rules as db_rules
 
@@ -36,24 +37,24 @@ class RulesController:
     def show(self, context, rule_id):
         rule = db_rules.get(self.database, rule_id)
         if rule is None:
-            raise faults.NotFound('rule %d not found' % rule_id)
+            raise webob.exc.HTTPNotFound('rule %d not found' % rule_id)
         return 200, {'rule': rule}
 
     def create(self, context, body):
         try:
             schemas.validate(body, schemas.RULE)
         except schemas.ValidationError as exc:
-            raise faults.BadRequest(str(exc)) from None
+            raise webob.exc.HTTPBadRequest(str(exc)) from None
         rule = body['rule']
         try:
             re.compile(rule['value'])
         except (re.error, RecursionError, OverflowError) as exc:
-            raise faults.BadRequest('invalid regular expression %r: %s'
-                                    % (rule['value'][:255], exc)) from None
+            raise webob.exc.HTTPBadRequest('invalid regular expression %r: %s'
+                                           % (rule['value'][:255], exc)) from None
         return 201, {'rule': db_rules.add(self.database, rule['type'], rule['value'],
                                           rule['allow'])}
 
     def delete(self, context, rule_id):
         if not db_rules.delete(self.database, rule_id):
-            raise faults.NotFound('rule %d not found' % rule_id)
+            raise webob.exc.HTTPNotFound('rule %d not found' % rule_id)
         return 204, None

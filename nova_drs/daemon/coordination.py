@@ -85,6 +85,17 @@ class FenceToken(collections.namedtuple('FenceToken', 'member_id term')):
 class Coordinator:
     """Membership and leadership of one nova-loadbalancer daemon."""
 
+    # The tooz session: set up by start(), torn down by stop().
+    _heart = None  # the heartbeat thread
+    _backend = None
+    _coordinator = None
+    _lock = None
+    _has_groups = False
+    # This daemon's leadership: held or not, times won, when the lease lapses.
+    _leader = False
+    _term = 0
+    _lease_expiry = None
+
     def __init__(self, conf, member_id=None, group=GROUP):
         options = conf.drs_coordination
         self.url = backend.backend_url(conf)
@@ -108,14 +119,6 @@ class Coordinator:
         self.group = group
         self._mutex = threading.RLock()
         self._stopping = threading.Event()
-        self._heart = None
-        self._backend = None
-        self._coordinator = None
-        self._lock = None
-        self._has_groups = False
-        self._leader = False
-        self._term = 0
-        self._lease_expiry = None
 
     # -- lifecycle ---------------------------------------------------------
     def start(self):

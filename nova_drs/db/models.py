@@ -23,11 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 from sqlalchemy.dialects import mysql
 
-# SQLite only auto-increments INTEGER PRIMARY KEY; statistics tables are big
-# elsewhere, so they use BIGINT there.
-BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
-# Unbounded JSON lists: TEXT stops at 64 KiB on MySQL/MariaDB, MEDIUMTEXT at 16 MiB.
-LongText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
+from nova_drs.db import types
 
 HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error',
                'entering_maintenance', 'maintenance')
@@ -90,7 +86,7 @@ class ComputeNodeStats(TimestampMixin, SoftDeleteMixin, Base):
 
     __tablename__ = 'compute_node_stats'
 
-    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     host = sa.Column(sa.String(255), nullable=False)
     hypervisor_hostname = sa.Column(sa.String(255))
     compute_id = sa.Column(sa.Integer)
@@ -112,7 +108,7 @@ class InstanceStats(TimestampMixin, SoftDeleteMixin, Base):
 
     __tablename__ = 'instance_stats'
 
-    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     instance_uuid = sa.Column(sa.String(36), nullable=False)
     host = sa.Column(sa.String(255))
     libvirt_id = sa.Column(sa.Integer)
@@ -205,9 +201,9 @@ class LbPlan(Base):
     mode = sa.Column(sa.String(16), nullable=False)
     status = sa.Column(sa.String(16), nullable=False, default='pending')
     # JSON list of actions, e.g. [{"type": "migrate", "instance": ..., "to": ...}].
-    actions = sa.Column(LongText)
+    actions = sa.Column(types.LongText)
     # JSON list of human-readable reasons.
-    reasons = sa.Column(LongText)
+    reasons = sa.Column(types.LongText)
     decided_by = sa.Column(sa.String(255))
 
     __table_args__ = (
@@ -223,7 +219,7 @@ class LbDecision(Base):
 
     __tablename__ = 'lb_decisions'
 
-    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     cycle_at = sa.Column(sa.DateTime, nullable=False)
     subject_type = sa.Column(sa.String(16), nullable=False)
     subject = sa.Column(sa.String(255), nullable=False)
@@ -244,7 +240,7 @@ class DrsPowerReading(Base):
 
     __tablename__ = 'drs_power_readings'
 
-    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     host = sa.Column(sa.String(255), nullable=False)
     read_at = sa.Column(sa.DateTime, nullable=False)
     watts = sa.Column(sa.Float, nullable=False)
@@ -318,7 +314,7 @@ class DrsHostStateChange(Base):
 
     __tablename__ = 'drs_host_state_changes'
 
-    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     host = sa.Column(sa.String(255), nullable=False)
     state = sa.Column(sa.String(32), nullable=False)
     reason = sa.Column(sa.Text)
@@ -336,7 +332,7 @@ class DrsCycleInventory(Base):
 
     __tablename__ = 'drs_cycle_inventory'
 
-    id = sa.Column(BigId, primary_key=True, autoincrement=True)
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     taken_at = sa.Column(sa.DateTime, nullable=False)
     body = sa.Column(sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mysql'), nullable=False)
 

@@ -37,23 +37,33 @@ class StaticThreshold:
 FALLBACK = StaticThreshold(0.7)
 
 
+class _Adaptive:
+    """A detector that reads the host's history; ``FALLBACK`` answers until
+    the history is ``enough``."""
+
+    def is_overloaded(self, state, i):
+        history = state.history(i)
+        if not self.enough(history):
+            return FALLBACK.is_overloaded(state, i)
+        return self.judge(state, i, history)
+
+
 @schema.algorithm
-class InterQuartileRange:
+class InterQuartileRange(_Adaptive):
     """IQR: threshold 1 - s * IQR(history) once 12 non-zero samples exist."""
 
     PARAMETERS = schema.params(
         safety=schema.number(1.5, 'threshold = 1 - safety x IQR of the CPU history', 'factor'))
 
     min_samples = 12
-    fallback: StaticThreshold = FALLBACK
 
     def spread(self, history):
         return stats.iqr(history)
 
-    def is_overloaded(self, state, i):
-        history = state.history(i)
-        if stats.count_nonzero_prefix(history) < self.min_samples:
-            return self.fallback.is_overloaded(state, i)
+    def enough(self, history):
+        return stats.count_nonzero_prefix(history) >= self.min_samples
+
+    def judge(self, state, i, history):
         threshold = 1 - self.safety * self.spread(history)
         return state.demand[i] / state.capacity[i] > threshold
 
@@ -70,7 +80,7 @@ class MedianAbsoluteDeviation(InterQuartileRange):
 
 
 @schema.algorithm
-class LocalRegression:
+class LocalRegression(_Adaptive):
     """LR: fit a line to the last 10 samples, predict one migration ahead;
     overloaded when ``safety * predicted >= 1``."""
 
@@ -79,17 +89,15 @@ class LocalRegression:
         migration_intervals=schema.integer(1, 'how far ahead the line is read', 'samples'))
 
     length = 10
-    fallback: StaticThreshold = FALLBACK
 
     def fit(self, values):
         return stats.linear_fit(values)
 
-    def is_overloaded(self, state, i):
-        history = state.history(i)
-        if len(history) < self.length:
-            return self.fallback.is_overloaded(state, i)
-        values = history[self.length - 1::-1]
-        intercept, slope = self.fit(values)
+    def enough(self, history):
+        return len(history) >= self.length
+
+    def judge(self, state, i, history):
+        intercept, slope = self.fit(history[self.length - 1::-1])
         predicted = intercept + slope * (self.length + self.migration_intervals)
         return predicted * self.safety >= 1
 

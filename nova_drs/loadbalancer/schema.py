@@ -50,8 +50,7 @@ NONE = params()
 
 
 def algorithm(cls):
-    """``cls`` as a dataclass whose fields are its PARAMETERS (then any it annotates)."""
-    own = dict(cls.__dict__.get('__annotations__', {}))
+    """``cls`` as a dataclass whose fields are its PARAMETERS, with their defaults."""
     fields = {}
     for name, spec in cls.PARAMETERS['properties'].items():
         kinds = spec['type'] if isinstance(spec['type'], list) else [spec['type']]
@@ -60,5 +59,5 @@ def algorithm(cls):
             annotation = annotation | _PYTHON_TYPES[kind]
         fields[name] = annotation
         setattr(cls, name, spec['default'])
-    cls.__annotations__ = fields | own
+    cls.__annotations__ = fields
     return dataclasses.dataclass(eq=False)(cls)

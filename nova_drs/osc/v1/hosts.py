@@ -18,6 +18,8 @@ from osc_lib import exceptions
 from osc_lib.cli import parseractions
 from osc_lib.command import command
 
+from nova_drs import client as drs_client
+
 COLUMNS = (('Host', 'host'), ('State', 'suspend_state'), ('CPU %', 'cpu_used_percent'),
            ('Memory Used', 'memory_used'), ('Memory Total', 'memory_total'),
            ('Instances', 'instances'))
@@ -46,28 +48,39 @@ def pinned_text(servers):
     return '\n'.join('%(id)s (%(level)s)' % server for server in servers or ())
 
 
-class ListHost(command.Lister):
-    """List compute hosts with their DRS state and latest statistics."""
+class LongLister(command.Lister):
+    """A lister with ``--long``; ``long_help`` says what it adds."""
+
+    long_help = None
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('--long', action='store_true', default=False,
-                            help='Also show hypervisor hostname, vCPUs, power settings and '
-                                 'the last state change')
+        parser.add_argument('--long', action='store_true', default=False, help=self.long_help)
         return parser
+
+
+class ListHost(LongLister):
+    """List compute hosts with their DRS state and latest statistics."""
+
+    long_help = ('Also show hypervisor hostname, vCPUs, power settings and the last state '
+                 'change')
 
     def take_action(self, parsed_args):
         columns = LONG_COLUMNS if parsed_args.long else COLUMNS
         return table(columns, self.app.client_manager.drs.list_hosts())
 
 
-class ShowHost(command.ShowOne):
-    """Show one compute host with its DRS state and latest statistics."""
+class _OneHost(command.ShowOne):
+    """A command on one compute host, named by its first argument."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
         return parser
+
+
+class ShowHost(_OneHost):
+    """Show one compute host with its DRS state and latest statistics."""
 
     def take_action(self, parsed_args):
         return show(self.app.client_manager.drs.get_host(parsed_args.host))
@@ -84,74 +97,53 @@ def add_wait_arguments(parser, until, timeout):
     return parser
 
 
-class _StateChange(command.ShowOne):
+class _StateChange(_OneHost):
+    """A host action of ``client.HOST_CHANGES``, waited for with --wait."""
+
     action = None
-    verb = None
-    #: States that end the wait; reaching the first one is success.
-    targets = ()
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
         return add_wait_arguments(parser, 'the host reaches its target state', 900)
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.drs
+        verb = drs_client.HOST_CHANGES[self.action].verb
         host = client.action(self.action, host=parsed_args.host)['host']
         sys.stderr.write('%s of %s accepted (state: %s)\n'
-                         % (self.verb, parsed_args.host, host['suspend_state']))
+                         % (verb, parsed_args.host, host['suspend_state']))
         if parsed_args.wait:
-            host = self._wait(client, parsed_args)
+            host = client.wait_host(parsed_args.host, self.action, parsed_args.timeout,
+                                    parsed_args.poll_interval,
+                                    lambda line: sys.stderr.write(line + '\n'))
+            if host['suspend_state'] != drs_client.HOST_CHANGES[self.action].wanted:
+                raise exceptions.CommandError('%s of %s failed: it is %s'
+                                              % (verb, parsed_args.host, host['suspend_state']))
         return show(host)
 
-    def _wait(self, client, parsed_args):
-        host = client.wait_host(parsed_args.host, self.targets, parsed_args.timeout,
-                                parsed_args.poll_interval,
-                                lambda line: sys.stderr.write(line + '\n'))
-        if host['suspend_state'] != self.targets[0]:
-            raise exceptions.CommandError('%s of %s failed: it is %s'
-                                          % (self.verb, parsed_args.host, host['suspend_state']))
-        return host
+
+def _state_change(action, description):
+    """The cliff command class of host ``action``; ``description`` is its help."""
+    name = ''.join(word.title() for word in action.split('_'))
+    return type(name, (_StateChange,), {'__module__': __name__, '__doc__': description,
+                                        'action': action})
 
 
-class SuspendHost(_StateChange):
-    """Ask the DRS daemon to evacuate and suspend a host."""
-
-    action = 'suspend_host'
-    verb = 'Suspend'
-    targets = ('suspended', 'error', 'active')
-
-
-class UnsuspendHost(_StateChange):
-    """Ask the DRS daemon to wake a suspended host, or cancel a pending suspend."""
-
-    action = 'unsuspend_host'
-    verb = 'Unsuspend'
-    targets = ('active', 'error')
+SuspendHost = _state_change(
+    'suspend_host', 'Ask the DRS daemon to evacuate and suspend a host.')
+UnsuspendHost = _state_change(
+    'unsuspend_host', 'Ask the DRS daemon to wake a suspended host, or cancel a pending suspend.')
+EnterMaintenanceHost = _state_change(
+    'enter_maintenance', 'Ask the DRS daemon to empty a host and keep it disabled and powered on.')
+ExitMaintenanceHost = _state_change(
+    'exit_maintenance', "End a host's maintenance; the DRS daemon re-enables its compute service.")
 
 
-class EnterMaintenanceHost(_StateChange):
-    """Ask the DRS daemon to empty a host and keep it disabled and powered on."""
-
-    action = 'enter_maintenance'
-    verb = 'Maintenance'
-    targets = ('maintenance', 'error', 'active')
-
-
-class ExitMaintenanceHost(_StateChange):
-    """End a host's maintenance; the DRS daemon re-enables its compute service."""
-
-    action = 'exit_maintenance'
-    verb = 'Exit from maintenance'
-    targets = ('active', 'error')
-
-
-class SetHost(command.ShowOne):
+class SetHost(_OneHost):
     """Set a host's power settings, or clear its wake_failed flag."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
         parser.add_argument('--clear-wake-failed', action='store_true', default=False,
                             help='Clear the wake_failed flag once the wake path is fixed, so '
                                  'the daemon may consolidate the host again')
@@ -196,13 +188,8 @@ class SetHost(command.ShowOne):
         return client.action('set_power', **arguments)['host']
 
 
-class WakeTestHost(command.ShowOne):
+class WakeTestHost(_OneHost):
     """Ask the DRS daemon to test suspending and waking a host."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('host', metavar='<host>', help='Compute host (nova service host)')
-        return parser
 
     def take_action(self, parsed_args):
         return show(self.app.client_manager.drs.action('wake_test',

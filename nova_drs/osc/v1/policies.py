@@ -14,7 +14,7 @@
 
 import json
 
-from osc_lib.command import command
+from nova_drs.osc.v1 import hosts
 
 
 def parameters_text(schema):
@@ -24,14 +24,10 @@ def parameters_text(schema):
                      for name, spec in properties.items()).replace(' ,', ',').strip()
 
 
-class ListPolicy(command.Lister):
+class ListPolicy(hosts.LongLister):
     """List the installed loadbalancer algorithms with their parameters."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('--long', action='store_true',
-                            help='Show each parameter\'s full JSON schema.')
-        return parser
+    long_help = "Show each parameter's full JSON schema."
 
     def take_action(self, parsed_args):
         columns = ('Kind', 'Name', 'Description', 'Parameters')

@@ -79,16 +79,16 @@ def test_builder_refuses_values_outside_the_schema_with_one_line():
     assert loadbalancer_plugins.build(drs, {'window': 6}, 'source').window == 6
 
 
-def test_an_algorithms_fields_are_its_parameters_then_its_components():
+def test_an_algorithms_fields_are_its_parameters():
     from nova_drs.loadbalancer import overload
     from nova_drs.loadbalancer import schema as core_schema
 
     assert [f.name for f in dataclasses.fields(overload.LocalRegression)] == [
-        'safety', 'migration_intervals', 'fallback']
+        'safety', 'migration_intervals']
     # A subclass that redeclares a parameter takes its own default.
     assert overload.MedianAbsoluteDeviation().safety == 2.5
     assert overload.InterQuartileRange().safety == 1.5
-    assert overload.MedianAbsoluteDeviation(safety=3).fallback is overload.FALLBACK
+    assert overload.MedianAbsoluteDeviation(safety=3).safety == 3
 
     @core_schema.algorithm
     class Probe:

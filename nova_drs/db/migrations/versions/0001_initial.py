@@ -10,22 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Initial schema: host DRS state, statistics, rules.
-
-Revision ID: 0001
-Revises:
-Create Date: 2026-11-22
-"""
+"""Initial schema: host DRS state, statistics, rules."""
 
 from alembic import op
 import sqlalchemy as sa
 
+from nova_drs.db import types
+
 revision = '0001'
 down_revision = None
-branch_labels = None
-depends_on = None
-
-BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
 
 def _timestamps():
@@ -63,7 +56,7 @@ def upgrade():
     )
     op.create_table(
         'compute_node_stats',
-        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('id', types.BigId, primary_key=True, autoincrement=True),
         sa.Column('host', sa.String(255), nullable=False),
         sa.Column('hypervisor_hostname', sa.String(255)),
         sa.Column('compute_id', sa.Integer),
@@ -81,7 +74,7 @@ def upgrade():
                     ['sampled_at'])
     op.create_table(
         'instance_stats',
-        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('id', types.BigId, primary_key=True, autoincrement=True),
         sa.Column('instance_uuid', sa.String(36), nullable=False),
         sa.Column('host', sa.String(255)),
         sa.Column('libvirt_id', sa.Integer),

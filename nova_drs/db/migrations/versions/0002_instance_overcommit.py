@@ -10,20 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Overcommit: ratios each instance was deployed with; ratios synced to placement.
-
-Revision ID: 0002_overcommit
-Revises: 0001
-Create Date: 2026-11-22
-"""
+"""Overcommit: ratios each instance was deployed with; ratios synced to placement."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0002_overcommit'
 down_revision = '0001'
-branch_labels = None
-depends_on = None
 
 
 def upgrade():

@@ -10,20 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""API tables: admin requests for the daemon and the loadbalancer's plans.
-
-Revision ID: 0004_api
-Revises: 0001
-Create Date: 2026-11-22
-"""
+"""API tables: admin requests for the daemon and the loadbalancer's plans."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0004_api'
 down_revision = '0001'
-branch_labels = None
-depends_on = None
 
 
 def upgrade():

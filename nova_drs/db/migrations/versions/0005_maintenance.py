@@ -15,10 +15,6 @@
 Widens ``drs_hosts.suspend_state`` (``entering_maintenance`` is 20
 characters) and lets the check constraint accept the two new states. Also
 joins the two earlier heads into one.
-
-Revision ID: 0005_maintenance
-Revises: 0002_overcommit, 0004_api
-Create Date: 2026-11-23
 """
 
 from alembic import op
@@ -26,8 +22,6 @@ import sqlalchemy as sa
 
 revision = '0005_maintenance'
 down_revision = ('0002_overcommit', '0004_api')
-branch_labels = None
-depends_on = None
 
 OLD_STATES = ('active', 'suspending', 'suspended', 'waking', 'error')
 NEW_STATES = OLD_STATES + ('entering_maintenance', 'maintenance')

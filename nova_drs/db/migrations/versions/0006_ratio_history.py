@@ -10,20 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""History of each host's effective allocation ratios.
-
-Revision ID: 0006_ratio_history
-Revises: 0005_maintenance
-Create Date: 2026-11-23
-"""
+"""History of each host's effective allocation ratios."""
 
 from alembic import op
 import sqlalchemy as sa
 
 revision = '0006_ratio_history'
 down_revision = '0005_maintenance'
-branch_labels = None
-depends_on = None
 
 
 def upgrade():

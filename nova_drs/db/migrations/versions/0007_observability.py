@@ -10,28 +10,21 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Host state history (``drs_host_state_changes``) for metrics and energy reports.
-
-Revision ID: 0007_observability
-Revises: 0006_ratio_history
-Create Date: 2026-11-23
-"""
+"""Host state history (``drs_host_state_changes``) for metrics and energy reports."""
 
 from alembic import op
 import sqlalchemy as sa
 
+from nova_drs.db import types
+
 revision = '0007_observability'
 down_revision = '0006_ratio_history'
-branch_labels = None
-depends_on = None
-
-BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
 
 def upgrade():
     op.create_table(
         'drs_host_state_changes',
-        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('id', types.BigId, primary_key=True, autoincrement=True),
         sa.Column('host', sa.String(255), nullable=False),
         sa.Column('state', sa.String(32), nullable=False),
         sa.Column('reason', sa.Text),

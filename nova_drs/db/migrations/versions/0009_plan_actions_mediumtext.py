@@ -15,10 +15,6 @@
 TEXT holds 64 KiB there (about 400 migrate actions); a plan lists one action
 per move, so a big cluster overflowed it. MEDIUMTEXT holds 16 MiB. SQLite
 and PostgreSQL TEXT are unbounded: nothing to do on them.
-
-Revision ID: 0009_plan_actions_mediumtext
-Revises: 0008_sim_inventory
-Create Date: 2026-11-23
 """
 
 from alembic import op
@@ -27,23 +23,21 @@ from sqlalchemy.dialects import mysql
 
 revision = '0009_plan_actions_mediumtext'
 down_revision = '0008_sim_inventory'
-branch_labels = None
-depends_on = None
 
 COLUMNS = ('actions', 'reasons')
 
 
 def upgrade():
-    if op.get_bind().dialect.name != 'mysql':
-        return
-    for column in COLUMNS:
-        op.alter_column('lb_plans', column, type_=mysql.MEDIUMTEXT(),
-                        existing_type=sa.Text(), existing_nullable=True)
+    _retype(mysql.MEDIUMTEXT(), sa.Text())
 
 
 def downgrade():
+    _retype(sa.Text(), mysql.MEDIUMTEXT())
+
+
+def _retype(new, old):
     if op.get_bind().dialect.name != 'mysql':
         return
     for column in COLUMNS:
-        op.alter_column('lb_plans', column, type_=sa.Text(),
-                        existing_type=mysql.MEDIUMTEXT(), existing_nullable=True)
+        op.alter_column('lb_plans', column, type_=new, existing_type=old,
+                        existing_nullable=True)

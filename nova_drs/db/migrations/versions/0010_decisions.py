@@ -10,28 +10,21 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Decisions of each cycle (``lb_decisions``) for ``drs explain``.
-
-Revision ID: 0010_decisions
-Revises: 0009_plan_actions_mediumtext
-Create Date: 2026-11-23
-"""
+"""Decisions of each cycle (``lb_decisions``) for ``drs explain``."""
 
 from alembic import op
 import sqlalchemy as sa
 
+from nova_drs.db import types
+
 revision = '0010_decisions'
 down_revision = '0009_plan_actions_mediumtext'
-branch_labels = None
-depends_on = None
-
-BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
 
 def upgrade():
     op.create_table(
         'lb_decisions',
-        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('id', types.BigId, primary_key=True, autoincrement=True),
         sa.Column('cycle_at', sa.DateTime, nullable=False),
         sa.Column('subject_type', sa.String(16), nullable=False),
         sa.Column('subject', sa.String(255), nullable=False),

@@ -10,28 +10,21 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Power drawn as the hosts' BMCs measured it (``drs_power_readings``).
-
-Revision ID: 0011_power_readings
-Revises: 0010_decisions
-Create Date: 2026-11-23
-"""
+"""Power drawn as the hosts' BMCs measured it (``drs_power_readings``)."""
 
 from alembic import op
 import sqlalchemy as sa
 
+from nova_drs.db import types
+
 revision = '0011_power_readings'
 down_revision = '0010_decisions'
-branch_labels = None
-depends_on = None
-
-BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
 
 def upgrade():
     op.create_table(
         'drs_power_readings',
-        sa.Column('id', BigId, primary_key=True, autoincrement=True),
+        sa.Column('id', types.BigId, primary_key=True, autoincrement=True),
         sa.Column('host', sa.String(255), nullable=False),
         sa.Column('read_at', sa.DateTime, nullable=False),
         sa.Column('watts', sa.Float, nullable=False),
