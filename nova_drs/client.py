@@ -25,9 +25,18 @@ from urllib import parse
 
 from keystoneauth1 import adapter
 
-#: A host action both CLIs can wait for: the word they print, the state it
-#: aims at and the states that end the wait without reaching it.
-HostChange = collections.namedtuple('HostChange', 'verb wanted otherwise')
+
+class HostChange(collections.namedtuple('HostChange', 'verb wanted otherwise')):
+    """A host action both CLIs can wait for: the word they print, the state it
+    aims at and the states that end the wait without reaching it."""
+
+    def accepted(self, host, state):
+        return '%s of %s accepted (state: %s)' % (self.verb, host, state)
+
+    def failed(self, host, state):
+        return '%s of %s failed: it is %s' % (self.verb, host, state)
+
+
 HOST_CHANGES = {
     'suspend_host': HostChange('Suspend', 'suspended', ('error', 'active')),
     'unsuspend_host': HostChange('Unsuspend', 'active', ('error',)),

@@ -90,33 +90,37 @@ def _wait_args(until='the host reaches its target state', timeout=900):
     return decorate
 
 
-def _state_change(cs, args, action, failure, follow=True):
-    """``action`` (a ``HOST_CHANGES`` key) on ``args.host``; with --wait, until it
-    ended (short of its wanted state it fails with ``failure``)."""
+def _host_change(action, description, host_help, follow=True):
+    """The ``nova lb-*`` command of host ``action`` (a ``HOST_CHANGES`` key), which
+    can wait until the action ended."""
     change = drs_client.HOST_CHANGES[action]
-    host = cs.lb.action(action, host=args.host)['host']
-    hint = '; follow with: nova lb-host-show %s' % args.host if follow else ''
-    print('%s of %s accepted (state: %s)%s'
-          % (change.verb, args.host, host['suspend_state'], hint))
-    if args.wait:
-        state = cs.lb.wait_host(args.host, action, args.timeout, args.poll_interval,
-                                lambda line: print(line, flush=True))['suspend_state']
-        if state != change.wanted:
-            raise exceptions.CommandError('%s %s: it is %s' % (args.host, failure, state))
+
+    def command(cs, args):
+        host = cs.lb.action(action, host=args.host)['host']
+        hint = '; follow with: nova lb-host-show %s' % args.host if follow else ''
+        print(change.accepted(args.host, host['suspend_state']) + hint)
+        if args.wait:
+            state = cs.lb.wait_host(args.host, action, args.timeout, args.poll_interval,
+                                    lambda line: print(line, flush=True))['suspend_state']
+            if state != change.wanted:
+                raise exceptions.CommandError(change.failed(args.host, state))
+
+    command.__doc__ = description
+    return utils.arg('host', metavar='<host>', help=host_help)(_wait_args()(command))
 
 
-@utils.arg('host', metavar='<host>', help='Name of the compute host to suspend.')
-@_wait_args()
-def do_lb_suspend(cs, args):
-    """Ask the DRS daemon to evacuate and suspend a host."""
-    _state_change(cs, args, 'suspend_host', 'did not suspend')
-
-
-@utils.arg('host', metavar='<host>', help='Name of the compute host to wake.')
-@_wait_args()
-def do_lb_unsuspend(cs, args):
-    """Ask the DRS daemon to wake a suspended host, or cancel a pending suspend."""
-    _state_change(cs, args, 'unsuspend_host', 'did not wake')
+do_lb_suspend = _host_change(
+    'suspend_host', 'Ask the DRS daemon to evacuate and suspend a host.',
+    'Name of the compute host to suspend.')
+do_lb_unsuspend = _host_change(
+    'unsuspend_host', 'Ask the DRS daemon to wake a suspended host, or cancel a pending suspend.',
+    'Name of the compute host to wake.')
+do_lb_maintenance_enter = _host_change(
+    'enter_maintenance', 'Ask the DRS daemon to empty a host and keep it disabled and powered on.',
+    'Name of the compute host to maintain.')
+do_lb_maintenance_exit = _host_change(
+    'exit_maintenance', "End a host's maintenance; the DRS daemon re-enables its compute service.",
+    'Name of the compute host in maintenance.', follow=False)
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host.')
@@ -124,20 +128,6 @@ def do_lb_host_clear_wake_failed(cs, args):
     """Clear a host's wake_failed flag once its wake path is fixed."""
     host = cs.lb.action('clear_wake_failed', host=args.host)['host']
     print('wake_failed of %s cleared (state: %s)' % (args.host, host['suspend_state']))
-
-
-@utils.arg('host', metavar='<host>', help='Name of the compute host to maintain.')
-@_wait_args()
-def do_lb_maintenance_enter(cs, args):
-    """Ask the DRS daemon to empty a host and keep it disabled and powered on."""
-    _state_change(cs, args, 'enter_maintenance', 'did not enter maintenance')
-
-
-@utils.arg('host', metavar='<host>', help='Name of the compute host in maintenance.')
-@_wait_args()
-def do_lb_maintenance_exit(cs, args):
-    """End a host's maintenance; the DRS daemon re-enables its compute service."""
-    _state_change(cs, args, 'exit_maintenance', 'did not leave maintenance', follow=False)
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to test.')

@@ -14,8 +14,8 @@
 
 Every option lives in nova's ``CONF`` (operators put them in nova.conf) under
 groups of our own, so nothing collides with nova. Each module in ``_MODULES``
-exposes ``register_opts(conf)`` and ``list_opts()``; ``opts.list_opts`` feeds
-``oslo-config-generator --namespace nova_drs``.
+lists its options, ``list_opts()``, which ``register_opts`` registers and
+``opts.list_opts`` feeds to ``oslo-config-generator --namespace nova_drs``.
 """
 
 from oslo_config import cfg
@@ -57,7 +57,13 @@ class ConfigError(Exception):
 
 def register_opts(conf=CONF):
     for module in _MODULES:
-        module.register_opts(conf)
+        if hasattr(module, 'register_opts'):
+            # More than it lists: loadbalancer.py lets keystoneauth register
+            # [drs_auth]'s session and auth-plugin options.
+            module.register_opts(conf)
+            continue
+        for group, opts in module.list_opts():
+            conf.register_opts(opts, group=group)
 
 
 def all_opts():

@@ -61,10 +61,6 @@ coordination_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(coordination_group)
-    conf.register_opts(coordination_opts, group=coordination_group)
-
 
 def list_opts():
     return [(coordination_group, coordination_opts)]

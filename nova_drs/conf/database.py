@@ -32,10 +32,6 @@ database_group = cfg.OptGroup(
 database_opts = copy.deepcopy(db_options.database_opts)
 
 
-def register_opts(conf):
-    conf.register_group(database_group)
-    conf.register_opts(database_opts, group=database_group)
-
 
 def list_opts():
     return [(database_group, database_opts)]

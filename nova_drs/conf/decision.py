@@ -10,12 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Decision-core options: algorithm choice and parameters, group
-``[loadbalancer]`` (the daemon registers its own options in the same group)."""
+"""Decision-core options: algorithm choice and parameters, in the daemon's
+group ``[loadbalancer]`` (``loadbalancer.py`` owns the group)."""
 
 from oslo_config import cfg
 
-loadbalancer_group = cfg.OptGroup('loadbalancer', title='nova-loadbalancer options')
+from nova_drs.conf import loadbalancer
 
 decision_opts = [
     cfg.StrOpt('policy', default='drs',
@@ -94,10 +94,6 @@ for _opt in decision_opts:
     _opt.mutable = True
 
 
-def register_opts(conf):
-    conf.register_group(loadbalancer_group)
-    conf.register_opts(decision_opts, group=loadbalancer_group)
-
 
 def list_opts():
-    return [(loadbalancer_group.name, decision_opts)]
+    return [(loadbalancer.loadbalancer_group, decision_opts)]

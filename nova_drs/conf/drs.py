@@ -28,10 +28,6 @@ drs_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(drs_group)
-    conf.register_opts(drs_opts, group=drs_group)
-
 
 def list_opts():
     return [(drs_group, drs_opts)]

@@ -84,12 +84,6 @@ energy_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(metrics_group)
-    conf.register_opts(metrics_opts, group=metrics_group)
-    conf.register_group(energy_group)
-    conf.register_opts(energy_opts, group=energy_group)
-
 
 def list_opts():
     return [(metrics_group, metrics_opts), (energy_group, energy_opts)]

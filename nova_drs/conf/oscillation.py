@@ -36,10 +36,6 @@ oscillation_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(oscillation_group)
-    conf.register_opts(oscillation_opts, group=oscillation_group)
-
 
 def list_opts():
     return [(oscillation_group, oscillation_opts)]

@@ -60,10 +60,6 @@ power_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(power_group)
-    conf.register_opts(power_opts, group=power_group)
-
 
 def list_opts():
     return [(power_group, power_opts)]

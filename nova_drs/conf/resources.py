@@ -66,10 +66,6 @@ resources_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(resources_group)
-    conf.register_opts(resources_opts, group=resources_group)
-
 
 def list_opts():
     return [(resources_group, resources_opts)]

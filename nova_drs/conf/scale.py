@@ -50,10 +50,6 @@ scale_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(scale_group)
-    conf.register_opts(scale_opts, group=scale_group)
-
 
 def list_opts():
     return [(scale_group, scale_opts)]

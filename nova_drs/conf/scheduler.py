@@ -72,10 +72,6 @@ scheduler_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(scheduler_group)
-    conf.register_opts(scheduler_opts, group=scheduler_group)
-
 
 def list_opts():
     return [(scheduler_group, scheduler_opts)]

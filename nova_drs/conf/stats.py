@@ -59,10 +59,6 @@ stats_opts = [
 ]
 
 
-def register_opts(conf):
-    conf.register_group(stats_group)
-    conf.register_opts(stats_opts, group=stats_group)
-
 
 def list_opts():
     return [(stats_group, stats_opts)]

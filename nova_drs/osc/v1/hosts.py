@@ -108,17 +108,16 @@ class _StateChange(_OneHost):
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.drs
-        verb = drs_client.HOST_CHANGES[self.action].verb
+        change = drs_client.HOST_CHANGES[self.action]
         host = client.action(self.action, host=parsed_args.host)['host']
-        sys.stderr.write('%s of %s accepted (state: %s)\n'
-                         % (verb, parsed_args.host, host['suspend_state']))
+        sys.stderr.write(change.accepted(parsed_args.host, host['suspend_state']) + '\n')
         if parsed_args.wait:
             host = client.wait_host(parsed_args.host, self.action, parsed_args.timeout,
                                     parsed_args.poll_interval,
                                     lambda line: sys.stderr.write(line + '\n'))
-            if host['suspend_state'] != drs_client.HOST_CHANGES[self.action].wanted:
-                raise exceptions.CommandError('%s of %s failed: it is %s'
-                                              % (verb, parsed_args.host, host['suspend_state']))
+            if host['suspend_state'] != change.wanted:
+                raise exceptions.CommandError(change.failed(parsed_args.host,
+                                                            host['suspend_state']))
         return show(host)
 
 

@@ -48,7 +48,8 @@ def test_core_imports_only_stdlib_and_itself(path):
 
 def conf(**overrides):
     c = cfg.ConfigOpts()
-    decision.register_opts(c)
+    [(group, opts)] = decision.list_opts()
+    c.register_opts(opts, group=group)
     c([])
     for key, value in overrides.items():
         c.set_override(key, value, 'loadbalancer')
@@ -81,7 +82,7 @@ def test_limits_and_option_listing():
     limits = loadbalancer_plugins.load_limits(conf(min_active_hosts=2, hosts_in_reserve=1))
     assert limits.floor == 3
     [(group, opts)] = decision.list_opts()
-    assert group == 'loadbalancer'
+    assert group.name == 'loadbalancer'
     assert {'policy', 'underload_cpu', 'unsuspend_memory'} <= {o.name for o in opts}
     with pytest.raises(ValueError):
         conf(underload_cpu=1.5)

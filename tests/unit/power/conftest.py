@@ -20,7 +20,8 @@ from nova_drs.conf import power
 def conf():
     """A private ConfigOpts with [drs_power] registered and short timeouts."""
     config = cfg.ConfigOpts()
-    power.register_opts(config)
+    [(group, opts)] = power.list_opts()
+    config.register_opts(opts, group=group)
     config([], project='nova-drs-test')
     config.set_override('timeout', 10, group='drs_power')
     yield config
