@@ -61,6 +61,5 @@ coordination_opts = [
 ]
 
 
-
 def list_opts():
     return [(coordination_group, coordination_opts)]

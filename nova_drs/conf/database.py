@@ -32,6 +32,5 @@ database_group = cfg.OptGroup(
 database_opts = copy.deepcopy(db_options.database_opts)
 
 
-
 def list_opts():
     return [(database_group, database_opts)]

@@ -94,6 +94,5 @@ for _opt in decision_opts:
     _opt.mutable = True
 
 
-
 def list_opts():
     return [(loadbalancer.loadbalancer_group, decision_opts)]

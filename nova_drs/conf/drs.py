@@ -28,6 +28,5 @@ drs_opts = [
 ]
 
 
-
 def list_opts():
     return [(drs_group, drs_opts)]

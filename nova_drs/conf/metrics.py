@@ -84,6 +84,5 @@ energy_opts = [
 ]
 
 
-
 def list_opts():
     return [(metrics_group, metrics_opts), (energy_group, energy_opts)]

@@ -36,6 +36,5 @@ oscillation_opts = [
 ]
 
 
-
 def list_opts():
     return [(oscillation_group, oscillation_opts)]

@@ -60,6 +60,5 @@ power_opts = [
 ]
 
 
-
 def list_opts():
     return [(power_group, power_opts)]

@@ -66,6 +66,5 @@ resources_opts = [
 ]
 
 
-
 def list_opts():
     return [(resources_group, resources_opts)]

@@ -50,6 +50,5 @@ scale_opts = [
 ]
 
 
-
 def list_opts():
     return [(scale_group, scale_opts)]

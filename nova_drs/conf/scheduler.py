@@ -72,6 +72,5 @@ scheduler_opts = [
 ]
 
 
-
 def list_opts():
     return [(scheduler_group, scheduler_opts)]

@@ -59,6 +59,5 @@ stats_opts = [
 ]
 
 
-
 def list_opts():
     return [(stats_group, stats_opts)]

@@ -45,7 +45,6 @@ from nova_drs.sim import inventory as sim_inventory
 LOG = logging.getLogger(__name__)
 
 
-
 class LoadBalancer:
     """The daemon's cycle, with every dependency handed in (tests build it too)."""
 

@@ -52,7 +52,6 @@ class IllegalTransition(ValueError):
     pass
 
 
-
 def as_dict(row):
     """Public view of a host row; power options (may hold secrets) left out."""
     return {

@@ -22,7 +22,6 @@ from nova_drs.db import models
 REQUESTED = 'requested'
 
 
-
 def _as_dict(row):
     return {column.name: getattr(row, column.name) for column in row.__table__.columns}
 

@@ -21,13 +21,11 @@ lives in ``drs_hosts`` keyed by the nova-compute service host name.
 from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy import orm
-from sqlalchemy.dialects import mysql
 
 from nova_drs.db import types
 
 HOST_STATES = ('active', 'suspending', 'suspended', 'waking', 'error',
                'entering_maintenance', 'maintenance')
-
 
 
 class Base(orm.DeclarativeBase):
@@ -334,7 +332,7 @@ class DrsCycleInventory(Base):
 
     id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
     taken_at = sa.Column(sa.DateTime, nullable=False)
-    body = sa.Column(sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mysql'), nullable=False)
+    body = sa.Column(types.LongBlob, nullable=False)
 
     __table_args__ = (
         sa.Index('drs_cycle_inventory_taken_at_idx', 'taken_at'),

@@ -20,3 +20,5 @@ from sqlalchemy.dialects import mysql
 BigId = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 #: Unbounded JSON lists: TEXT stops at 64 KiB on MySQL/MariaDB, MEDIUMTEXT at 16 MiB.
 LongText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql')
+#: Compressed snapshots: BLOB stops at 64 KiB on MySQL/MariaDB, LONGBLOB at 4 GiB.
+LongBlob = sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mysql')

@@ -14,7 +14,6 @@
 
 from alembic import op
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql
 
 from nova_drs.db import types
 
@@ -27,7 +26,6 @@ def upgrade():
         'drs_cycle_inventory',
         sa.Column('id', types.BigId, primary_key=True, autoincrement=True),
         sa.Column('taken_at', sa.DateTime, nullable=False),
-        sa.Column('body', sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mysql'),
-                  nullable=False),
+        sa.Column('body', types.LongBlob, nullable=False),
     )
     op.create_index('drs_cycle_inventory_taken_at_idx', 'drs_cycle_inventory', ['taken_at'])
