@@ -100,3 +100,25 @@ class MigrationWeigherTest(WeigherTestBase):
         # once confirmed, nova's spreading picks a less loaded host than host3 again
         self._confirm_resize(moving)
         self.assertIn(self.boot()[1], ('host1', 'host2'))
+
+
+class ServerGroupPoliciesTest(WeigherTestBase):
+    """The documented weight_classes keeps every nova server-group policy.
+
+    nova refuses soft-affinity and soft-anti-affinity unless weight_classes
+    names ``nova.scheduler.weights.all_weighers`` literally; the old
+    documented ``nova_drs.weights.all_weighers`` alone sent those boots to
+    ERROR.
+    """
+
+    def boot_in_group(self, policy):
+        group = self.api.post_server_groups({'name': policy, 'policy': policy})
+        body = self._build_server(flavor_id=self.flavor_id, networks='none')
+        server = self.api.post_server({'server': body,
+                                       'os:scheduler_hints': {'group': group['id']}})
+        return self._wait_for_state_change(server, 'ACTIVE')
+
+    def test_every_policy_boots_under_the_documented_config(self):
+        for policy in ('affinity', 'anti-affinity', 'soft-affinity', 'soft-anti-affinity'):
+            with self.subTest(policy=policy):
+                self.assertEqual('ACTIVE', self.boot_in_group(policy)['status'])

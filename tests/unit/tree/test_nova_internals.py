@@ -116,3 +116,14 @@ def test_versioned_objects_used(name):
     from nova import objects
     objects.register_all()
     assert hasattr(objects, name), name
+
+
+def test_soft_affinity_needs_the_literal_all_weighers_name():
+    # etc/nova-drs/nova.conf.drs lists nova.scheduler.weights.all_weighers by
+    # name next to nova_drs.weights.drs_weighers: nova enables the soft
+    # server-group policies only when weight_classes holds that string.
+    from nova.scheduler import utils as scheduler_utils
+    source = inspect.getsource(scheduler_utils.validate_weigher)
+    assert "'nova.scheduler.weights.all_weighers' in weight_classes" in source
+    assert "validate_weigher(\n            'nova.scheduler.weights.affinity." in (
+        inspect.getsource(scheduler_utils._get_group_details))
