@@ -24,6 +24,7 @@ from nova_drs.sim import engine
 from nova_drs.sim import report
 from nova_drs.sim import sweep
 from nova_drs.sim import traces
+from nova_drs.sim.twin import loop as twin_loop
 
 PROG = 'nova-drs-sim'
 
@@ -53,6 +54,14 @@ def build_parser():
     parser.add_argument('--ping-pong-window', type=float, default=3600.0, metavar='SECONDS',
                         help='a server migrated back to a host it left at most this long '
                              'before counts as one ping-pong (default %(default)s)')
+    parser.add_argument('--closed-loop', action='store_true',
+                        help='also run the shipped nova-loadbalancer cycle against the '
+                             'cloud twin (virtual time) and report it beside the core; '
+                             'uses every (files x hosts / 800)-th VM so the host density '
+                             'of CloudSim\'s 800-host centre holds (doc/source/twin.md)')
+    parser.add_argument('--faults', type=int, metavar='SEED',
+                        help='with --closed-loop: inject the seeded fault mix (nova 5xx, '
+                             'failed migrations, hosts that do not wake)')
     parser.add_argument('--json', help='write all metrics and series to this file')
     parser.add_argument('--report', help='directory for index.html, PNG plots and JSON')
     parser.add_argument('--no-progress', action='store_true',
@@ -79,6 +88,8 @@ def run(args):
         return stats_replay_cli.run(args, print_results)
     names, data = traces.load_directory(args.traces, args.samples)
     policies = args.policies or ['drs']
+    if args.closed_loop:
+        names, data = twin_loop.subset(names, data, args.hosts)
     results = []
     for name in policies:
         for params in sweep.parse(args.sweep) if name in catalog.PARAMETRISED else [None]:
@@ -90,8 +101,32 @@ def run(args):
             result = simulation.run(progress=show)
             result['params'] = params
             result['interval'] = datacenter.INTERVAL
+            if args.closed_loop:
+                result['closed_loop'] = twin_loop.ClosedLoop(
+                    names, data, hosts=args.hosts, host_model=args.host_model,
+                    seed=args.seed, faults_seed=args.faults).run(progress=show)
             results.append(result)
+    if args.closed_loop:
+        print(closed_loop_table(results))
     return print_results(args, results)
+
+
+def closed_loop_table(results):
+    """Core-only and closed-loop rows per policy, then the invariant and fault counts."""
+    rows = []
+    for result in results:
+        loop = dict(result['closed_loop'], policy=report.label(result) + ' closed loop')
+        rows += [dict(result, policy=report.label(result) + ' core only'), loop]
+    lines = [report.table(rows)]
+    for result in results:
+        loop = result['closed_loop']
+        lines.append('%s closed loop: %d invariant violations %s, faults %s, %d failed '
+                     'migrations, %d sleeps under an hour, %d cycles (%d failed)' % (
+                         report.label(result), loop['invariant_violations'],
+                         loop['violations'], loop['faults'], loop['failed_migrations'],
+                         loop['sleeps_under_an_hour'], loop['cycles'],
+                         loop['cycle_errors']))
+    return '\n'.join(lines) + '\n'
 
 
 def print_results(args, results):
@@ -126,6 +161,12 @@ def main(argv=None):
     if args.samples < 1:
         parser.error('--samples must be at least 1')
     stats_replay_cli.check_usage(parser, args)
+    if args.faults is not None and not args.closed_loop:
+        parser.error('--faults needs --closed-loop')
+    if args.closed_loop and (args.from_stats is not None or args.sweep
+                             or (args.policies or ['drs']) != ['drs']):
+        parser.error('--closed-loop runs the drs policy on traces only '
+                     '(no --from-stats, --sweep or other policies)')
     try:
         _check_outputs(args)
         return run(args)

@@ -1,0 +1,367 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The closed loop: the shipped ``LoadBalancer`` cycle against the twin, in virtual time.
+
+Per run: a scratch DRS database (SQLite, the schema of ``migration.sync``),
+the same hosts, VM types and initial placement as the core-only simulator
+(``engine.Simulation``), and a clock (``timeutils.set_time_override``)
+the loop advances. Every ``[loadbalancer] period`` the daemon runs one
+``run_cycle`` exactly as nova-loadbalancer's launcher does (an exception
+costs that cycle only); every 300 s the trace sample reaches the statistics
+store through ``stats.ingest.insert_samples``, the collector's code. Between
+cycles the twin runs its events (migration phases, hosts going down and
+coming up) and meters energy, SLA and migrations with the simulator's
+definitions (``TwinAccumulator``). After every cycle the invariants are
+checked (``check_invariants``).
+"""
+
+import collections
+import datetime
+import os
+import random
+import statistics
+import tempfile
+
+from oslo_config import cfg
+from oslo_utils import timeutils
+
+from nova_drs import conf as drs_conf
+from nova_drs.daemon import service
+from nova_drs.db import api as db_api
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import migration as db_migration
+from nova_drs.loadbalancer import catalog
+from nova_drs.loadbalancer import power as power_model
+from nova_drs.sim import datacenter
+from nova_drs.sim import engine
+from nova_drs.sim import metrics
+from nova_drs.sim import oscillation
+from nova_drs.sim.twin import cloud as twin_cloud
+from nova_drs.sim.twin import faults as twin_faults
+from nova_drs.sim.twin import power as twin_power
+from nova_drs.stats import ingest
+
+#: Midnight of the trace day (the PlanetLab days are named YYYYMMDD).
+DEFAULT_START = datetime.datetime(2011, 3, 3)
+#: Half of a 1 Gbit/s link, as the simulator's RAM / (bandwidth / 2).
+BANDWIDTH_MB_S = 1000.0 / 8 / 2
+#: Pages a guest at 100 % CPU dirties per second (MB/s); it scales with the
+#: VM's utilisation. At 40 MB/s a 1740 MB VM at full load takes 77 s, idle 28 s.
+DIRTY_MB_S_AT_FULL = 40.0
+SHORT_SLEEP = 3600.0
+
+
+class TwinAccumulator(metrics.Accumulator):
+    """The simulator's accumulator, fed by constant-load segments of the twin.
+
+    Unlike the core-only model, where an empty host is off, a host draws
+    power (idle power when empty) from its power-on command until it is
+    down: emptying, waiting to suspend, shutting down and booting all cost.
+    """
+
+    def segment(self, loads, powered, seconds):
+        energy = 0.0
+        for i, ((allocated, requested), on) in enumerate(zip(loads, powered, strict=True)):
+            if allocated > 0:
+                energy += power_model.power(self.curves[i], allocated / self.caps[i]) * seconds
+                self.active_time += seconds
+                if allocated < requested * (1 - 1e-9):
+                    self.violation_time += seconds
+            elif on:
+                energy += power_model.power(self.curves[i], 0.0) * seconds
+        self.energy_ws += energy
+        self._sample_energy += energy
+
+    def sample(self, loads, powered):
+        """One point of the series every trace interval."""
+        self.series['active_hosts'].append(sum(powered))
+        self.series['overloaded_hosts'].append(
+            sum(1 for alloc, req in loads if alloc < req * (1 - 1e-9)))
+        self.series['energy_kwh'].append(self._sample_energy / 3.6e6)
+        self.series['migrations'].append(self._step_migrations)
+        loads_on = [alloc / cap for (alloc, _req), cap, on
+                    in zip(loads, self.caps, powered, strict=True) if on]
+        self.series['load_stddev'].append(statistics.pstdev(loads_on) if loads_on else 0.0)
+        self._sample_energy = 0.0
+        self._step_migrations = 0
+
+    _sample_energy = 0.0
+
+
+class ClosedLoop:
+    def __init__(self, names, traces, hosts=40, host_model='cloudsim', seed=0,
+                 faults_seed=None, samples=None, stats_delay=0, stats_skew=0,
+                 overrides=None, database_url=None):
+        self.names = names
+        self.traces = traces
+        self.samples = samples or len(traces[0])
+        self.core = engine.Simulation(names, traces, 'drs', hosts=hosts,
+                                      host_model=host_model, seed=seed)
+        self.rng = random.Random(seed)
+        self.faults = twin_faults.Faults(faults_seed)
+        self.stats_delay = datetime.timedelta(seconds=stats_delay)
+        self.skew = {name: datetime.timedelta(seconds=self.rng.uniform(-stats_skew, stats_skew))
+                     for name in self.core.host_names}
+        self.overrides = dict(overrides or {})
+        self.database_url = database_url
+        self.violations = collections.Counter()
+        self.cycle_errors = 0
+        self.retired = set()
+
+    # -- set-up ----------------------------------------------------------------
+    def _conf(self):
+        conf = cfg.ConfigOpts()
+        drs_conf.register_opts(conf)
+        conf([], project='nova', default_config_files=[])
+        for (group, name), value in self.overrides.items():
+            conf.set_override(name, value, group)
+        return conf
+
+    def _demand(self, v):
+        k = min(int(self._clock_seconds() // datacenter.INTERVAL), self.samples - 1)
+        return self.traces[v][k] * self.core.vm_types[v][0]
+
+    def _clock_seconds(self):
+        return (timeutils.utcnow() - self.start).total_seconds()
+
+    # -- the run -----------------------------------------------------------------
+    def run(self, progress=None):
+        self.start = DEFAULT_START
+        timeutils.set_time_override(self.start)
+        scratch = None
+        try:
+            url = self.database_url
+            if url is None:
+                # In memory when the machine has a tmpfs: a commit is not an fsync.
+                shm = '/dev/shm' if os.path.isdir('/dev/shm') else None
+                scratch = tempfile.mkdtemp(prefix='nova-drs-twin-', dir=shm)
+                url = 'sqlite:///' + os.path.join(scratch, 'drs.sqlite')
+            database = db_api.Database(url)
+            db_migration.sync(database)
+            try:
+                return self._run(database, progress)
+            finally:
+                database.dispose()
+        finally:
+            timeutils.clear_time_override()
+            if scratch:
+                for name in os.listdir(scratch):
+                    os.unlink(os.path.join(scratch, name))
+                os.rmdir(scratch)
+
+    def _run(self, database, progress):
+        core = self.core
+        placement = core.initial_placement()
+        self.cloud = cloud = twin_cloud.Cloud(
+            self.names, core.vm_types, core.models, core.host_names, placement,
+            self._demand, self.rng, BANDWIDTH_MB_S, DIRTY_MB_S_AT_FULL, self.faults)
+        self.power = twin_power.TwinPower(cloud, self.rng)
+        self.acc = TwinAccumulator(len(core.models), len(self.names),
+                                   [m.curve for m in core.models], core.capacity)
+        self.ping_pong = oscillation.PingPongCounter()
+        self.failed_migrations = 0
+        cloud.observers.append(self._migration_done)
+        self.conf = conf = self._conf()
+        nova = service.nova_api.NovaAPI(twin_cloud.connect(cloud))
+        balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
+                                        self.power)
+        period = datetime.timedelta(seconds=conf.loadbalancer.period)
+        interval = datetime.timedelta(seconds=datacenter.INTERVAL)
+        end = self.start + self.samples * interval
+        next_sample, next_cycle = self.start, self.start
+        cycles = 0
+        while True:
+            now = min(next_sample, next_cycle)
+            if now >= end:
+                break
+            self._advance(now)
+            if now == next_sample:
+                self._sample(database, now)
+                next_sample += interval
+            if now == next_cycle:
+                try:
+                    balancer.run_cycle()
+                except Exception:
+                    # nova-loadbalancer's launcher logs it and runs the next cycle.
+                    self.cycle_errors += 1
+                cycles += 1
+                self.check_invariants(database)
+                next_cycle += period
+                if progress is not None:
+                    progress(min((now - self.start) // interval + 1, self.samples),
+                             self.samples)
+        self._advance(end)
+        return self._summary(cycles)
+
+    def _advance(self, until):
+        """Run the twin's events up to ``until``, metering every constant stretch."""
+        while True:
+            now = timeutils.utcnow()
+            upcoming = self.cloud.next_event(until)
+            stop = until if upcoming is None else max(upcoming, now)
+            if stop > now:
+                self._meter((stop - now).total_seconds())
+                timeutils.set_time_override(stop)
+            self.cloud.run_due()
+            if upcoming is None:
+                return
+
+    def _loads(self):
+        """(allocated, requested) MIPS per host now, the simulator's rules:
+        a VM gets at most one core, a migrating VM runs on its source and its
+        destination reserves 10 % of its demand."""
+        core, cloud = self.core, self.cloud
+        index = {name: i for i, name in enumerate(core.host_names)}
+        allocated = [0.0] * len(core.models)
+        requested = [0.0] * len(core.models)
+        demand = {}
+        for uuid, server in cloud.servers.items():
+            v = cloud.vm_of[uuid]
+            d = demand[v] = self._demand(v)
+            i = index[server['OS-EXT-SRV-ATTR:host']]
+            requested[i] += d
+            allocated[i] += min(d, core.models[i].pe_mips)
+            migration = server.get('_migration')
+            if migration is not None and migration['status'] == 'running':
+                j = index[migration['dest_compute']]
+                requested[j] += d
+                allocated[j] += 0.1 * d
+        loads = [(min(a, c), r) for a, r, c in zip(allocated, requested, core.capacity,
+                                                    strict=True)]
+        return loads, demand
+
+    def _powered(self):
+        return [self.cloud.hosts[name].powered for name in self.core.host_names]
+
+    def _meter(self, seconds):
+        loads, demand = self._loads()
+        self.acc.segment(loads, self._powered(), seconds)
+        for v, d in demand.items():
+            self.acc.requested(v, d * seconds)
+
+    def _migration_done(self, kind, server, source, destination, status, seconds):
+        v = self.cloud.vm_of[server]
+        lost = self._demand(v) * 0.1 * seconds
+        if status == 'completed':
+            self.acc.migration(v, lost)
+            self.ping_pong.moved(v, source, destination, self._clock_seconds())
+        else:
+            self.failed_migrations += status == 'error'
+            self.acc.lost[v] += lost
+
+    def _sample(self, database, now):
+        """The collector's round: retire idle VMs (as the simulator), then one
+        sample per host and server through the collector's ingest code."""
+        k = int((now - self.start).total_seconds() // datacenter.INTERVAL)
+        following = min(k + 1, self.samples - 1)
+        cloud = self.cloud
+        if k >= 1:
+            for uuid in list(cloud.servers):
+                trace = self.traces[cloud.vm_of[uuid]]
+                if trace[k] == 0 and trace[following] == 0:
+                    cloud.delete(uuid)
+                    self.retired.add(uuid)
+        loads, _demand = self._loads()
+        if k:
+            self.acc.sample(loads, self._powered())
+        by_host = collections.defaultdict(list)
+        for uuid, server in cloud.servers.items():
+            v = cloud.vm_of[uuid]
+            by_host[server['OS-EXT-SRV-ATTR:host']].append({
+                'instance_uuid': uuid, 'vcpus': server['flavor']['vcpus'],
+                'mem': server['flavor']['ram'],
+                'cpu_used_percent': 100.0 * self.traces[v][k]})
+        batch = []
+        for i, name in enumerate(self.core.host_names):
+            host = cloud.hosts[name]
+            if not host.up:
+                continue                  # a sleeping host's collector is asleep too
+            batch.append({
+                'host': name, 'sampled_at': (now + self.skew[name]).isoformat(),
+                'host_stats': {'cpu_used_percent': 100.0 * loads[i][0] / host.capacity,
+                               'vcpus': int(host.capacity),
+                               'memory_total': host.model.ram_mb, 'memory_used': 0},
+                'instances': by_host.get(name, [])})
+        if self.stats_delay:
+            cloud.at(now + self.stats_delay, lambda: ingest.insert_samples(database, batch))
+        else:
+            ingest.insert_samples(database, batch)
+
+    # -- invariants ------------------------------------------------------------
+    def check_invariants(self, database):
+        """After a cycle: what must always hold, counted per kind when it does not."""
+        cloud, conf = self.cloud, self.conf.loadbalancer
+        for server in cloud.servers.values():
+            if server['status'] == 'ERROR':
+                self.violations['server_in_error'] += 1
+        records = {r['host']: r for r in drs_hosts.list_all(database)}
+        for name, host in cloud.hosts.items():
+            record = records.get(name) or {}
+            state = record.get('suspend_state', drs_hosts.ACTIVE)
+            if not host.powered:
+                if any(s['OS-EXT-SRV-ATTR:host'] == name for s in cloud.servers.values()):
+                    self.violations['servers_on_sleeping_host'] += 1
+                if cloud.usages(name):
+                    self.violations['allocations_on_sleeping_host'] += 1
+                if state == drs_hosts.ACTIVE:
+                    self.violations['drs_active_but_host_off'] += 1
+            elif state == drs_hosts.SUSPENDED:
+                self.violations['drs_suspended_but_host_on'] += 1
+            if state == drs_hosts.ACTIVE and not record.get('disabled_by_drs') \
+                    and not host.enabled:
+                self.violations['service_left_disabled'] += 1
+        per_source, per_destination, total = (collections.Counter(),
+                                              collections.Counter(), 0)
+        for server in cloud.servers.values():
+            migration = server.get('_migration')
+            if migration is not None:
+                per_source[migration['source_compute']] += 1
+                per_destination[migration['dest_compute']] += 1
+                total += 1
+        if any(n > conf.max_migrations_per_host for n in per_source.values()):
+            self.violations['migrations_per_host_limit'] += 1
+        if any(n > conf.max_migrations_per_destination for n in per_destination.values()):
+            self.violations['migrations_per_destination_limit'] += 1
+        if total > conf.max_migrations_per_cluster:
+            self.violations['migrations_per_cluster_limit'] += 1
+        cooldown = datetime.timedelta(seconds=conf.host_cooldown)
+        for host, when in self.power.suspend_commands:
+            woken = self.power.woken_at.get(host)
+            if woken is not None and when > woken and when - woken < cooldown:
+                self.violations['suspended_within_host_cooldown'] += 1
+        self.power.suspend_commands.clear()
+        lost = set(cloud.vm_of) - set(cloud.servers) - self.retired
+        if lost:
+            self.violations['server_lost'] += len(lost)
+
+    # -- result ------------------------------------------------------------------
+    def _summary(self, cycles):
+        result = self.acc.summary()
+        result.update(
+            ping_pong=self.ping_pong.count, host_shutdowns=self.power.shutdowns,
+            sleeps_under_an_hour=sum(1 for _h, s in self.power.sleeps if s < SHORT_SLEEP),
+            failed_migrations=self.failed_migrations, cycles=cycles,
+            cycle_errors=self.cycle_errors, retired_vms=len(self.retired),
+            invariant_violations=sum(self.violations.values()),
+            violations=dict(self.violations), faults=self.faults.as_dict(),
+            requests=self.cloud.requests)
+        return result
+
+
+def subset(names, traces, hosts, reference_hosts=datacenter.DEFAULT_HOSTS):
+    """Every (len(names) / (len(names) * hosts / 800))-th trace: the VMs per host
+    of CloudSim's 800-host centre on ``hosts`` hosts (all of them at 800 or more)."""
+    count = max(1, min(len(names), len(names) * hosts // reference_hosts))
+    step = len(names) / count
+    picked = [int(i * step) for i in range(count)]
+    return [names[i] for i in picked], [traces[i] for i in picked]
