@@ -66,6 +66,12 @@ daemon_opts = [
                help='Hours the decisions of each cycle (why every host and '
                     'server got its verdict, read by "openstack drs explain") '
                     'are kept; older ones are deleted every cycle.'),
+    cfg.IntOpt('plan_retention', default=24 * 7, min=0,
+               help='Hours a finished plan (done, rejected or superseded, with '
+                    'the progress of each of its actions) is kept after its '
+                    'last change; older ones are deleted every cycle. Pending, '
+                    'approved and executing plans are never deleted. 0 keeps '
+                    'every plan.'),
     cfg.IntOpt('host_cooldown', default=1800, min=0,
                help='Seconds after a host became active again (woken, or a '
                     'suspend abandoned) during which it is not suspended '

@@ -95,6 +95,15 @@ class Budget:
         self.busy[kind][self.cluster_of(host)] += 1
 
 
+def _members_by_cluster(view):
+    """{'of': {host: cluster}, 'hosts': {cluster: [hosts]}} of the view, for floor checks."""
+    of = {h.name: h.cluster for h in view.snapshot.hosts}
+    hosts = collections.defaultdict(list)
+    for host, cluster in of.items():
+        hosts[cluster].append(host)
+    return {'of': of, 'hosts': hosts}
+
+
 def budget_for(view, limits, clusters=None):
     """The cycle's Budget: in-flight migrations (ours and nova's) already count.
 
@@ -111,8 +120,11 @@ def budget_for(view, limits, clusters=None):
 
 class Orchestrator:
 
+    #: Instances whose cooldown one query reads, ahead of the action that needs it.
+    COOLDOWN_BATCH = 500
+
     def __init__(self, nova, database, limits, migration_cooldown, still_leader,
-                 clock=timeutils.utcnow):
+                 clock=timeutils.utcnow, floor_of=None):
         self.nova = nova
         self.db = database
         # per_host, per_destination, per_cluster, suspends_per_cycle, wakes_per_cycle
@@ -120,18 +132,30 @@ class Orchestrator:
         self.cooldown = datetime.timedelta(seconds=migration_cooldown)
         self.still_leader = still_leader
         self._now = clock
+        # (view, cluster) -> the cluster's floor of active hosts (SafetyLimits.floor)
+        self.floor_of = floor_of or (lambda view, cluster: model.DEFAULT_LIMITS.floor)
 
-    def execute(self, actions, view, budget=None):
+    def execute(self, actions, view, budget=None, progress=None):
         """Carry out plan actions (db.plans.Action) within ``budget`` (the cycle's, shared by
         every plan it runs); returns {'started': n, 'done': [actions started],
-        'skipped': [(action, why)], 'waiting': [actions the budget deferred]}."""
+        'skipped': [(action, why)], 'waiting': [actions the budget deferred]}.
+
+        ``progress`` (a db.plans.Progress) when the actions are a stored plan's:
+        each is claimed before it is carried out, nova's refusal and every other
+        outcome recorded; what the budget defers stays pending for a later
+        cycle, what leadership loss leaves stays pending for the next leader.
+        One pass, O(actions): no per-action scan or query besides the claims.
+        """
         hosts = {h.name: h for h in view.snapshot.hosts}
         suspending = {a.host for a in actions if a.kind == 'suspend'}
         budget = budget or budget_for(view, self.limits)
+        cooling = self._cooling_lookup(actions)
+        members = None
         started, skipped, waiting, done = 0, [], [], []
         for action in actions:
             if not self.still_leader():
-                skipped.append((action, 'lost leadership'))
+                LOG.warning('lost leadership: %d actions left to the next leader',
+                            len(actions) - started - len(skipped))
                 break
             if action.kind in ('wake', 'suspend'):
                 why = budget.power_refused(action.kind, action.host)
@@ -139,42 +163,78 @@ class Orchestrator:
                     skipped.append((action, why))
                     waiting.append(action)
                     continue
-                if action.kind == 'wake':
-                    version = drs_hosts.transition(self.db, action.host,
-                                                   drs_hosts.SUSPENDED, drs_hosts.WAKING,
-                                                   action.reason)
-                else:
-                    version = drs_hosts.transition(self.db, action.host, drs_hosts.ACTIVE,
-                                                   drs_hosts.SUSPENDING, action.reason)
-                if version is not None:
-                    budget.take_power(action.kind, action.host)
-                    started += 1
-                    done.append(action)
+                if progress is not None and not progress.claim(action):
+                    continue  # another daemon took it first
+                if action.kind == 'suspend' and members is None:
+                    members = _members_by_cluster(view)
+                why = self._power(action, view, members)
+                if why:
+                    LOG.info('not now: %s (%s)', action, why)
+                    skipped.append((action, why))
+                    if progress is not None:
+                        progress.finished(action, 'skipped', why)
+                    continue
+                budget.take_power(action.kind, action.host)
+                started += 1
+                done.append(action)
             elif action.source in suspending:
                 # The host lifecycle empties hosts it suspends itself, letting
                 # nova's scheduler (with our filters and weighers) choose.
+                if progress is not None:
+                    progress.skip(action, 'its source is being suspended: the host '
+                                          'lifecycle moves it')
                 continue
             else:
                 why = self._refuse(action, view, hosts)
                 if why is None:
                     why = budget.migration_refused(action.source, action.destination)
                     if why:
+                        skipped.append((action, why))
                         waiting.append(action)
-                why = why or self._cooling(action)
+                        continue
+                    why = cooling(action)
                 if why:
-                    skipped.append((action, why))
+                    self._refused(action, why, skipped, progress)
                     continue
-                if self._migrate(action, view):
+                if self._migrate(action, view, progress):
                     started += 1
                     done.append(action)
                     budget.take_migration(action.source, action.destination)
-        for action, why in skipped:
-            if action not in waiting:
-                LOG.info('not now: %s (%s)', action, why)
+        if progress is not None:
+            progress.flush()
         if waiting:
             LOG.info('%d actions wait for a later cycle (migration, suspend and wake '
                      'limits)', len(waiting))
         return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
+
+    @staticmethod
+    def _refused(action, why, skipped, progress):
+        LOG.info('not now: %s (%s)', action, why)
+        skipped.append((action, why))
+        if progress is not None:
+            progress.skip(action, why)
+
+    def _power(self, action, view, members):
+        """Move the host to waking or suspending; why not, or None.
+
+        A suspend goes through the same locked floor check as an admin's
+        (db.hosts.suspend_within_floor): an admin suspend that won meanwhile
+        is counted, never overrun.
+        """
+        if action.kind == 'wake':
+            version = drs_hosts.transition(self.db, action.host, drs_hosts.SUSPENDED,
+                                           drs_hosts.WAKING, action.reason)
+            return None if version is not None else 'host no longer suspended'
+        cluster = members['of'].get(action.host, cluster_policy.DEFAULT_CLUSTER)
+        floor = self.floor_of(view, cluster)
+        version, active = drs_hosts.suspend_within_floor(
+            self.db, action.host, members['hosts'].get(cluster, ()), floor, action.reason)
+        if version is not None:
+            return None
+        if active - 1 < floor:
+            return ('cluster %s at its floor of %d active hosts (%d active now)'
+                    % (cluster, floor, active))
+        return 'host no longer active'
 
     def _refuse(self, action, view, hosts):
         source, destination = hosts.get(action.source), hosts.get(action.destination)
@@ -190,20 +250,41 @@ class Orchestrator:
             return 'destination not active'
         if source is None or source.excluded or destination.excluded:
             return 'host excluded by rules or stale statistics'
+        if server['status'] not in ('ACTIVE', 'PAUSED', 'SHUTOFF'):
+            return 'instance %s: neither live nor cold migratable' % server['status']
         return None
 
-    def _cooling(self, action):
-        """Why the instance must not move yet (moved recently), or None: one query."""
-        last = lb_migrations.last_request(self.db, action.instance)
-        if last and self._now() - last['created_at'] < self.cooldown:
-            return 'moved %s ago (cooldown)' % (self._now() - last['created_at'])
-        return None
+    def _cooling_lookup(self, actions):
+        """action -> why its instance must not move yet (moved recently), or None.
 
-    def _migrate(self, action, view):
+        The instances are asked in batches of COOLDOWN_BATCH migrations, from
+        the first one asked about onwards: one query for most cycles, never
+        one per action.
+        """
+        if not self.cooldown:
+            return lambda action: None
+        migrations = [a for a in actions if a.kind == 'migrate']
+        index = {id(action): i for i, action in enumerate(migrations)}
+        known, recent = set(), {}
+
+        def cooling(action):
+            if action.instance not in known:
+                start = index[id(action)]
+                batch = {a.instance for a in migrations[start:start + self.COOLDOWN_BATCH]}
+                recent.update(lb_migrations.recent_moves(
+                    self.db, batch, self._now() - self.cooldown))
+                known.update(batch)
+            if recent.get(action.instance):
+                return 'moved within the last %ds (cooldown)' % self.cooldown.total_seconds()
+            return None
+        return cooling
+
+    def _migrate(self, action, view, progress=None):
+        """Claim (a stored plan's action), record, then ask nova; True when nova accepted."""
         server = view.servers[action.instance]
         kind = 'live' if server['status'] in ('ACTIVE', 'PAUSED') else 'cold'
-        if kind == 'cold' and server['status'] != 'SHUTOFF':
-            return False
+        if progress is not None and not progress.claim(action):
+            return False  # another daemon took it first
         request_id = lb_migrations.request(self.db, action.instance, action.source,
                                            action.destination, kind, action.reason)
         try:
@@ -214,7 +295,11 @@ class Orchestrator:
         except nova_api.NovaRequestFailed as exc:
             LOG.warning('nova refused %s: %s', action, exc)
             lb_migrations.finish(self.db, request_id, 'failed')
+            if progress is not None:
+                progress.finished(action, 'failed', 'nova refused: %s' % exc)
             return False
+        if progress is not None:
+            progress.finished(action, 'done')
         LOG.info('migrating %s %s -> %s (%s)', action.instance, action.source,
                  action.destination, action.reason)
         return True

@@ -171,3 +171,15 @@ class ClusterPlanner:
     def _warn_once(self, cluster, key, value, expected):
         self.resolver.warn_invalid(cluster, key, value, expected)
 
+    def safety_limits(self, cluster, meta):
+        """The floor of ``cluster`` as plan() computes it, for the orchestrator's
+        locked check at act time (``meta``: the cluster's aggregate metadata)."""
+        if cluster_policy.POLICY_KEY not in (meta or {}):
+            meta = {}  # not a DRS cluster: global defaults, as in plan()
+        group = self.conf.loadbalancer
+        return model.SafetyLimits(
+            min_active_hosts=self._int_meta(cluster, meta, 'min_active_hosts',
+                                            group.min_active_hosts),
+            hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
+                                            group.hosts_in_reserve))
+

@@ -17,6 +17,8 @@ re-checked against nova; a cycle that cannot see the whole cloud does
 nothing at all.
 """
 
+import datetime
+import itertools
 import logging
 
 from oslo_utils import timeutils
@@ -68,7 +70,8 @@ class LoadBalancer:
                     'per_cluster': group.max_migrations_per_cluster,
                     'suspends_per_cycle': group.max_suspends_per_cycle,
                     'wakes_per_cycle': group.max_wakes_per_cycle},
-            migration_cooldown=group.migration_cooldown, still_leader=self._still_leader)
+            migration_cooldown=group.migration_cooldown, still_leader=self._still_leader,
+            floor_of=self._floor)
         self.resolver = cluster_policy.Resolver()
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
@@ -261,41 +264,68 @@ class LoadBalancer:
     def _act(self, actions, view, budget, record=None):
         """Execute automatic clusters' actions; store manual ones for approval.
 
-        Approved plans run first, within the same cycle ``budget`` as the
-        lifecycle's evacuations and the automatic plan. What the orchestrator
-        refuses goes into ``record`` (explain.Decisions).
+        Approved and executing plans run first, within the same cycle
+        ``budget`` as the lifecycle's evacuations and the automatic plan: each
+        action's progress is stored (db.plans), so a plan an exception, a
+        restart or a failover interrupted is resumed here by whichever daemon
+        leads, without sending any action twice. Every plan is saved with its
+        cluster. What the orchestrator refuses goes into ``record``.
         """
         record = record or explain.Decisions()
         automatic = [a for a in actions if a.automation == plans.AUTOMATIC]
         manual = [a for a in actions if a.automation == plans.MANUAL]
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
         plans.expire_pending(self.db)
+        for cluster, of_cluster in _by_cluster(manual):
+            plans.save(self.db, plans.MANUAL, of_cluster, 'pending', cluster=cluster)
         if manual:
-            plans.save(self.db, plans.MANUAL, manual, 'pending')
             record.pending(manual)
-        for plan_id, approved in plans.approved(self.db):
-            if plans.set_status(self.db, plan_id, 'executing', 'approved'):
-                result = self.orchestrator.execute(approved, view, budget)
-                self._count(summary, result)
-                record.refused(result['skipped'])
-                # What the limits deferred runs in later cycles: the plan
-                # stays approved until nothing of it waits any more.
-                plans.set_status(self.db, plan_id,
-                                 'approved' if result['waiting'] else 'done', 'executing')
-                summary['approved_run'] += 1
+        for plan_id, status, pending in plans.runnable(self.db):
+            if status == 'approved' and not plans.set_status(self.db, plan_id, 'executing',
+                                                             'approved'):
+                continue
+            result = self.orchestrator.execute(pending, view, budget,
+                                               plans.Progress(self.db, plan_id))
+            self._count(summary, result)
+            record.refused(result['skipped'])
+            # What the limits deferred (or a lost leadership left) stays
+            # pending: the plan stays executing until none is.
+            plans.finish_if_complete(self.db, plan_id)
+            summary['approved_run'] += 1
         if automatic:
             # Every action is persisted by the orchestrator before it is taken;
-            # the plan row records what this cycle started (bounded by the
-            # limits), the rest is re-planned next cycle: a 10,000-host plan
-            # would not fit a MySQL TEXT column.
+            # the plan rows record what this cycle started (bounded by the
+            # limits), the rest is re-planned next cycle on fresh data.
             result = self.orchestrator.execute(automatic, view, budget)
             self._count(summary, result)
             record.refused(result['skipped'])
-            if result['done']:
-                plans.save(self.db, plans.AUTOMATIC, result['done'], 'done')
+            for cluster, of_cluster in _by_cluster(result['done']):
+                plans.save(self.db, plans.AUTOMATIC, of_cluster, 'done', cluster=cluster)
+        self._purge_plans()
         return summary
+
+    def _purge_plans(self):
+        """Finished plans older than ``[loadbalancer] plan_retention`` go (0 keeps them)."""
+        retention = self.conf.loadbalancer.plan_retention
+        if not retention:
+            return
+        try:
+            plans.purge(self.db, timeutils.utcnow() - datetime.timedelta(hours=retention))
+        except Exception:
+            LOG.exception('old plans not purged this cycle')
+
+    def _floor(self, view, cluster):
+        """The floor of active hosts of ``cluster``, as the planner reads it."""
+        return self.planner.safety_limits(cluster, view.clusters.get(cluster) or {}).floor
 
     @staticmethod
     def _count(summary, result):
         summary['started'] += result['started']
         summary['deferred'] += len(result['skipped'])
+
+
+def _by_cluster(actions):
+    """[(cluster, its actions in plan order)]: one stored plan per cluster."""
+    ordered = sorted(actions, key=lambda action: action.cluster or '')
+    return [(cluster, list(group)) for cluster, group in
+            itertools.groupby(ordered, key=lambda action: action.cluster)]

@@ -162,6 +162,10 @@ class LbRule(TimestampMixin, Base):
 
 REQUEST_STATUSES = ('pending', 'running', 'done', 'failed')
 PLAN_STATUSES = ('pending', 'approved', 'rejected', 'executing', 'done', 'failed')
+#: pending: not sent yet; started: claimed, nova asked (or being asked); done:
+#: nova accepted it (or the host moved to suspending/waking); failed: nova
+#: refused it; skipped: no longer applicable when its turn came.
+PLAN_ACTION_STATUSES = ('pending', 'started', 'done', 'failed', 'skipped')
 
 
 class LbRequest(Base):
@@ -209,6 +213,31 @@ class LbPlan(Base):
             "status IN ('%s')" % "','".join(PLAN_STATUSES),
             name='ck_lb_plans_status'),
         sa.Index('lb_plans_created_at_idx', 'created_at'),
+        sa.Index('lb_plans_status_idx', 'status', 'cluster'),
+    )
+
+
+class LbPlanAction(Base):
+    """Progress of one action of a plan: the action itself is entry ``position``
+    of its plan's ``actions`` list; the row says how far it got."""
+
+    __tablename__ = 'lb_plan_actions'
+
+    id = sa.Column(types.BigId, primary_key=True, autoincrement=True)
+    plan_id = sa.Column(sa.Integer, sa.ForeignKey('lb_plans.id', ondelete='CASCADE'),
+                        nullable=False)
+    position = sa.Column(sa.Integer, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False, default='pending')
+    # Why it failed (nova's answer) or was skipped.
+    detail = sa.Column(sa.Text)
+    updated_at = sa.Column(sa.DateTime)
+
+    __table_args__ = (
+        sa.UniqueConstraint('plan_id', 'position', name='uniq_lb_plan_actions0plan0position'),
+        sa.CheckConstraint(
+            "status IN ('%s')" % "','".join(PLAN_ACTION_STATUSES),
+            name='ck_lb_plan_actions_status'),
+        sa.Index('lb_plan_actions_plan_status_idx', 'plan_id', 'status'),
     )
 
 

@@ -10,14 +10,23 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Plans (table ``lb_plans``): the daemon stores each plan and picks approved ones,
-the API shows them and decides pending ones; every status change is the one
-compare-and-swap ``_swap``.
+"""Plans (tables ``lb_plans`` and ``lb_plan_actions``): the daemon stores each plan
+and runs approved ones, the API lists and shows them and decides pending ones;
+every status change of a plan is the one compare-and-swap ``_swap``.
+
+A plan runs ``approved -> executing -> done``; each of its actions has a row
+of its own, ``pending -> started -> done | failed`` (or ``skipped``), each
+step a compare-and-swap. An action is claimed (``started``) before nova is
+asked, so whichever daemon leads next resumes an ``executing`` plan with the
+actions still pending and never sends one twice; a crash between the claim
+and nova's answer leaves that one action ``started`` and unsent (at most
+once: the next cycles re-plan from fresh data if it is still needed).
 
 The daemon stores and reads the decision core's typed actions (``Action``);
 their JSON form, which the API shows, is written and parsed here only.
 """
 
+import collections
 import dataclasses
 import json
 import logging
@@ -42,6 +51,9 @@ class Action:
     core: object
     cluster: str = None
     automation: str = AUTOMATIC
+    #: Its index in its stored plan (progress rows are keyed by it); None
+    #: for an action not read from a plan. Not part of what the action is.
+    position: int = dataclasses.field(default=None, compare=False)
 
     @property
     def kind(self):
@@ -102,17 +114,36 @@ def _loads(text):
         return [text]
 
 
-def as_dict(row):
+#: Plans whose actions may still run: the daemon that leads picks them up.
+RUNNABLE = ('approved', 'executing')
+#: Plans that will never change again (what ``purge`` deletes once old).
+FINISHED = ('done', 'rejected', 'failed')
+PENDING, STARTED, DONE, FAILED, SKIPPED = models.PLAN_ACTION_STATUSES
+
+
+def as_dict(row, progress=None):
+    """A plan as the API shows it; ``progress``: {position: (status, detail)} of its
+    actions, merged into each action, with the counts per status."""
+    actions = _loads(row.actions)
+    if progress:
+        for position, action in enumerate(actions):
+            if isinstance(action, dict) and position in progress:
+                action['status'], action['detail'] = progress[position]
     return {
         'id': row.id, 'cluster': row.cluster, 'created_at': row.created_at,
         'updated_at': row.updated_at, 'mode': row.mode, 'status': row.status,
-        'actions': _loads(row.actions), 'reasons': _loads(row.reasons),
+        'actions': actions, 'reasons': _loads(row.reasons),
         'decided_by': row.decided_by,
+        'progress': dict(collections.Counter(status for status, _ in (progress or {}).values())),
     }
 
 
 def save(database, mode, actions, status, cluster=None):
-    """Store a plan of ``Action``s; returns its id."""
+    """Store a plan of ``Action``s with one progress row per action; returns its id.
+
+    The actions of a plan saved ``done`` (what an automatic cycle started)
+    are ``done``; any other plan's are ``pending``. Two INSERTs.
+    """
     reasons = sorted({action.reason for action in actions})
     with database.writer() as session:
         row = models.LbPlan(cluster=cluster, mode=mode, status=status,
@@ -121,29 +152,145 @@ def save(database, mode, actions, status, cluster=None):
                             created_at=timeutils.utcnow())
         session.add(row)
         session.flush()
+        if actions:
+            now = timeutils.utcnow()
+            action_status = DONE if status == 'done' else PENDING
+            session.execute(sa.insert(models.LbPlanAction), [
+                {'plan_id': row.id, 'position': position, 'status': action_status,
+                 'updated_at': now} for position in range(len(actions))])
         return row.id
 
 
-def approved(database):
-    """Approved plans, oldest first, as (id, [Action]).
+def runnable(database):
+    """Approved and executing plans, oldest first, as (id, status, [Action]) with
+    only their actions still pending (each with its ``position``). Three queries.
 
-    An entry that is not an action (a row written by hand) is logged and
-    left out: the rest of the plan still runs.
+    An entry that is not an action (a row written by hand) is recorded
+    ``skipped`` with the reason and left out: the rest of the plan still runs.
+    A plan stored before actions had progress rows gets them, pending.
     """
+    table = models.LbPlanAction.__table__
     with database.reader() as session:
-        rows = session.scalars(sa.select(models.LbPlan).filter_by(status='approved')
-                               .order_by(models.LbPlan.id))
-        return [(row.id, _actions(row.id, row.actions)) for row in rows]
+        rows = session.execute(sa.select(models.LbPlan.id, models.LbPlan.status,
+                                         models.LbPlan.actions)
+                               .where(models.LbPlan.status.in_(RUNNABLE))
+                               .order_by(models.LbPlan.id)).all()
+        if not rows:
+            return []
+        ids = [row.id for row in rows]
+        pending = collections.defaultdict(set)
+        for plan_id, position in session.execute(
+                sa.select(table.c.plan_id, table.c.position)
+                .where(table.c.plan_id.in_(ids), table.c.status == PENDING)):
+            pending[plan_id].add(position)
+        tracked = dict(session.execute(sa.select(table.c.plan_id, sa.func.count())
+                                       .where(table.c.plan_id.in_(ids))
+                                       .group_by(table.c.plan_id)).all())
+    result = []
+    for row in rows:
+        entries = _loads(row.actions)
+        if tracked.get(row.id, 0) < len(entries):
+            pending[row.id] |= _track(database, row.id, len(entries))
+        actions, bad = _actions(row.id, entries, pending[row.id])
+        if bad:
+            record(database, row.id, bad, SKIPPED, expected=PENDING)
+        result.append((row.id, row.status, actions))
+    return result
 
 
-def _actions(plan_id, text):
-    actions = []
-    for data in _loads(text):
+def _track(database, plan_id, size):
+    """Pending progress rows for the entries of a plan that have none; their positions."""
+    table = models.LbPlanAction.__table__
+    with database.writer() as session:
+        known = set(session.scalars(sa.select(table.c.position)
+                                    .where(table.c.plan_id == plan_id)))
+        missing = [position for position in range(size) if position not in known]
+        if missing:
+            session.execute(sa.insert(models.LbPlanAction), [
+                {'plan_id': plan_id, 'position': position, 'status': PENDING,
+                 'updated_at': timeutils.utcnow()} for position in missing])
+    return set(missing)
+
+
+def approved(database):
+    """Plans whose actions may still run, as (id, [pending Action])."""
+    return [(plan_id, actions) for plan_id, _, actions in runnable(database)]
+
+
+def _actions(plan_id, entries, positions):
+    """(the Actions at ``positions`` of a plan, [(position, why)] of entries that are not)."""
+    actions, bad = [], []
+    for position, data in enumerate(entries):
+        if position not in positions:
+            continue
         try:
-            actions.append(Action.from_json(data))
+            actions.append(dataclasses.replace(Action.from_json(data), position=position))
         except ValueError as exc:
             LOG.error('plan %s: action left out: %s', plan_id, exc)
-    return actions
+            bad.append((position, str(exc)))
+    return actions, bad
+
+
+def claim(database, plan_id, position):
+    """pending -> started: True when this caller may send the action (once, ever)."""
+    return bool(record(database, plan_id, [(position, None)], STARTED, expected=PENDING))
+
+
+def record(database, plan_id, outcomes, status, expected=STARTED):
+    """Move the actions of ``outcomes`` ([(position, detail)]) from ``expected`` to
+    ``status`` with their detail, in one statement; how many moved."""
+    if not outcomes:
+        return 0
+    table = models.LbPlanAction.__table__
+    statement = (table.update()
+                 .where(table.c.plan_id == plan_id,
+                        table.c.position == sa.bindparam('b_position'),
+                        table.c.status == expected)
+                 .values(status=status, detail=sa.bindparam('b_detail'),
+                         updated_at=timeutils.utcnow()))
+    with database.writer() as session:
+        result = session.execute(statement, [{'b_position': position, 'b_detail': detail}
+                                             for position, detail in outcomes])
+        return result.rowcount
+
+
+class Progress:
+    """The progress rows of one run of a stored plan, as the orchestrator moves them:
+    claims and outcomes of actions sent are written at once, skips in one
+    statement at the end of the run (``flush``)."""
+
+    def __init__(self, database, plan_id):
+        self.database = database
+        self.plan_id = plan_id
+        self._skips = []
+
+    def claim(self, action):
+        return claim(self.database, self.plan_id, action.position)
+
+    def finished(self, action, status, detail=None):
+        """started -> ``status`` (done, failed, or skipped after the claim)."""
+        record(self.database, self.plan_id, [(action.position, detail)], status)
+
+    def skip(self, action, detail):
+        """pending -> skipped, at ``flush``."""
+        self._skips.append((action.position, detail))
+
+    def flush(self):
+        skips, self._skips = self._skips, []
+        record(self.database, self.plan_id, skips, SKIPPED, expected=PENDING)
+
+
+def finish_if_complete(database, plan_id):
+    """executing -> done once none of the plan's actions is pending; True if it moved."""
+    table = models.LbPlanAction.__table__
+    still_pending = sa.exists().where(table.c.plan_id == plan_id, table.c.status == PENDING)
+    with database.writer() as session:
+        result = session.execute(sa.update(models.LbPlan)
+                                 .where(models.LbPlan.id == plan_id,
+                                        models.LbPlan.status == 'executing',
+                                        ~still_pending)
+                                 .values(status='done', updated_at=timeutils.utcnow()))
+        return result.rowcount == 1
 
 
 def _swap(session, plan_id, expected, status, **values):
@@ -166,23 +313,56 @@ def decide(database, plan_id, status, decided_by):
     with database.writer() as session:
         if not _swap(session, plan_id, 'pending', status, decided_by=decided_by):
             return None
-        return as_dict(session.get(models.LbPlan, plan_id))
+        return _with_progress(session, session.get(models.LbPlan, plan_id))
+
+
+def _with_progress(session, row):
+    table = models.LbPlanAction.__table__
+    progress = {position: (status, detail) for position, status, detail in session.execute(
+        sa.select(table.c.position, table.c.status, table.c.detail)
+        .where(table.c.plan_id == row.id))}
+    return as_dict(row, progress)
 
 
 def latest(database, cluster=None):
-    """The newest plan (of ``cluster``) as a dict, or None."""
+    """The newest plan (of ``cluster``) as a dict with its actions' progress, or None."""
     query = sa.select(models.LbPlan).order_by(models.LbPlan.id.desc()).limit(1)
     if cluster is not None:
         query = query.filter_by(cluster=cluster)
     with database.reader() as session:
         row = session.scalars(query).first()
-        return as_dict(row) if row else None
+        return _with_progress(session, row) if row else None
 
 
 def get(database, plan_id):
+    """One plan as a dict with its actions' progress, or None."""
     with database.reader() as session:
         row = session.get(models.LbPlan, plan_id)
-        return as_dict(row) if row else None
+        return _with_progress(session, row) if row else None
+
+
+def list_plans(database, status=None, cluster=None, limit=100):
+    """The newest ``limit`` plans (of ``status`` / ``cluster``), newest first, without
+    their actions: id, cluster, mode, status, times, and actions per status."""
+    table = models.LbPlanAction.__table__
+    query = sa.select(models.LbPlan.id, models.LbPlan.cluster, models.LbPlan.mode,
+                      models.LbPlan.status, models.LbPlan.created_at,
+                      models.LbPlan.updated_at, models.LbPlan.decided_by)
+    if status is not None:
+        query = query.where(models.LbPlan.status == status)
+    if cluster is not None:
+        query = query.where(models.LbPlan.cluster == cluster)
+    with database.reader() as session:
+        rows = session.execute(query.order_by(models.LbPlan.id.desc()).limit(limit)).all()
+        counts = collections.defaultdict(dict)
+        if rows:
+            for plan_id, action_status, number in session.execute(
+                    sa.select(table.c.plan_id, table.c.status, sa.func.count())
+                    .where(table.c.plan_id.in_([row.id for row in rows]))
+                    .group_by(table.c.plan_id, table.c.status)):
+                counts[plan_id][action_status] = number
+    return [dict(row._asdict(), actions=sum(counts[row.id].values()),
+                 progress=counts[row.id]) for row in rows]
 
 
 def count_pending(database):
@@ -198,3 +378,22 @@ def expire_pending(database):
         session.execute(sa.update(models.LbPlan).filter_by(status='pending')
                         .values(status='rejected', decided_by='superseded',
                                 updated_at=timeutils.utcnow()))
+
+
+def purge(database, older_than):
+    """Delete finished plans (done, rejected, failed) last changed before ``older_than``
+    (naive UTC), with their action rows; returns how many plans went.
+
+    Pending, approved and executing plans are never purged. Two DELETEs per 500 plans.
+    """
+    table = models.LbPlanAction.__table__
+    changed = sa.func.coalesce(models.LbPlan.updated_at, models.LbPlan.created_at)
+    old = sa.select(models.LbPlan.id).where(models.LbPlan.status.in_(FINISHED),
+                                            changed < older_than)
+    with database.writer() as session:
+        ids = session.scalars(old).all()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            session.execute(table.delete().where(table.c.plan_id.in_(chunk)))
+            session.execute(sa.delete(models.LbPlan).where(models.LbPlan.id.in_(chunk)))
+        return len(ids)

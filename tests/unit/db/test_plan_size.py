@@ -65,7 +65,8 @@ def test_plan_of_2000_actions_after_db_sync_from_previous_head(scratch_url, tmp_
         assert _db_sync(tmp_path, scratch_url) == 0
         assert migration.current_revision(database) == migration.head_revision()
         plan_id = plans.save(database, 'manual', big, 'pending', cluster='c1')
-        assert plans.get(database, plan_id)['actions'] == [a.to_json() for a in big]
+        assert plans.get(database, plan_id)['actions'] == [
+            dict(a.to_json(), status='pending', detail=None) for a in big]
         assert plans.set_status(database, plan_id, 'approved', 'pending')
         assert plans.approved(database) == [(plan_id, big)]
         if database.engine.dialect.name == 'mysql':
