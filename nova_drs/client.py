@@ -20,10 +20,12 @@ every ``--wait``.
 """
 
 import collections
+import datetime
 import time
 from urllib import parse
 
 from keystoneauth1 import adapter
+from oslo_utils import timeutils
 
 
 class HostChange(collections.namedtuple('HostChange', 'verb wanted otherwise')):
@@ -43,6 +45,25 @@ HOST_CHANGES = {
     'enter_maintenance': HostChange('Maintenance', 'maintenance', ('error', 'active')),
     'exit_maintenance': HostChange('Exit from maintenance', 'active', ('error',)),
 }
+
+
+#: Columns of ``plan list`` in both CLIs: (heading, key of plan_row()).
+PLAN_COLUMNS = (('ID', 'id'), ('Cluster', 'cluster'), ('Mode', 'mode'),
+                ('Status', 'status'), ('Age', 'age'), ('Actions', 'actions'),
+                ('Progress', 'progress'))
+
+
+def plan_progress(progress):
+    """``done 3, pending 7``: a plan's actions per status."""
+    return ', '.join('%s %d' % item for item in sorted((progress or {}).items()))
+
+
+def plan_row(plan):
+    """A listed plan as both CLIs print it: its age (``1 day, 2:05:00``) and progress."""
+    created = timeutils.normalize_time(timeutils.parse_isotime(plan['created_at']))
+    seconds = max(0, int((timeutils.utcnow() - created).total_seconds()))
+    return dict(plan, age=str(datetime.timedelta(seconds=seconds)),
+                progress=plan_progress(plan['progress']))
 
 
 class DrsError(Exception):
@@ -104,11 +125,20 @@ class DrsClient:
     def delete_rule(self, rule_id):
         self._request('DELETE', '/loadbalancer/rules/%s' % _quote(rule_id))
 
-    def get_plan(self, cluster=None):
+    def get_plan(self, cluster=None, plan_id=None):
+        """Plan ``plan_id``, else the newest one (of ``cluster``), or None."""
+        if plan_id is not None:
+            return self._request('GET', '/loadbalancer/plans/%s' % _quote(plan_id))['plan']
         path = '/loadbalancer/plan'
         if cluster:
             path += '?' + parse.urlencode({'cluster': cluster})
         return self._request('GET', path)['plan']
+
+    def list_plans(self, status=None, cluster=None, limit=None):
+        query = {name: value for name, value in
+                 (('status', status), ('cluster', cluster), ('limit', limit)) if value}
+        path = '/loadbalancer/plans' + ('?' + parse.urlencode(query) if query else '')
+        return self._request('GET', path)['plans']
 
     def decide_plan(self, decision, plan_id):
         body = {decision: {'plan_id': plan_id}}

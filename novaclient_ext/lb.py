@@ -170,17 +170,39 @@ def do_lb_rule_delete(cs, args):
 
 
 @utils.arg('--cluster', metavar='<cluster>', default=None,
+           help='Plans of this cluster only.')
+@utils.arg('--status', metavar='<status>', default=None,
+           choices=['pending', 'approved', 'rejected', 'executing', 'done', 'failed'],
+           help='Plans in this status only.')
+@utils.arg('--limit', metavar='<N>', type=int, default=None,
+           help='At most N plans (1..1000, default 100).')
+def do_lb_plan_list(cs, args):
+    """List the loadbalancer's plans, newest first: status, cluster and age."""
+    _print_rows([drs_client.plan_row(plan)
+                 for plan in cs.lb.list_plans(args.status, args.cluster, args.limit)],
+                [key for _, key in drs_client.PLAN_COLUMNS])
+
+
+@utils.arg('plan_id', metavar='<plan-id>', type=int, nargs='?', default=None,
+           help='ID of the plan (default: the last one).')
+@utils.arg('--cluster', metavar='<cluster>', default=None,
            help='Show the last plan of this cluster only.')
 def do_lb_plan_show(cs, args):
-    """Show the last plan of the loadbalancer with its reasons."""
-    plan = cs.lb.get_plan(args.cluster)
+    """Show a plan (the last one by default) with its reasons and each action's progress."""
+    plan = cs.lb.get_plan(args.cluster, args.plan_id)
     if plan is None:
         print('No plan yet: the loadbalancer has not planned anything.')
         return
-    utils.print_dict({key: value for key, value in plan.items()
-                      if key not in ('actions', 'reasons')})
-    _print_rows([{'#': index, 'action': json.dumps(action, sort_keys=True)} for index, action
-                 in enumerate(plan['actions'], 1)], ['#', 'action'])
+    utils.print_dict(dict({key: value for key, value in plan.items()
+                           if key not in ('actions', 'reasons', 'progress')},
+                          progress=drs_client.plan_progress(plan.get('progress'))))
+    _print_rows([{'#': index, 'status': action.get('status', '') if isinstance(action, dict)
+                  else '', 'action': json.dumps(
+                      {k: v for k, v in action.items() if k not in ('status', 'detail')}
+                      if isinstance(action, dict) else action, sort_keys=True),
+                  'detail': (action.get('detail') if isinstance(action, dict) else None) or ''}
+                 for index, action in enumerate(plan['actions'], 1)],
+                ['#', 'status', 'action', 'detail'])
     _print_rows([{'#': index, 'reason': reason} for index, reason
                  in enumerate(plan['reasons'], 1)], ['#', 'reason'])
 

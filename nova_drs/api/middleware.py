@@ -29,6 +29,8 @@ Routes (with or without the project id, as in nova since 2.18)::
     GET    /loadbalancer/rules/{rule_id}
     DELETE /loadbalancer/rules/{rule_id}
     GET    /loadbalancer/plan            the last plan with its reasons
+    GET    /loadbalancer/plans           plans, newest first (status, cluster, age)
+    GET    /loadbalancer/plans/{id}      one plan with each action's progress
     POST   /loadbalancer/plan/action     approve | reject
     GET    /loadbalancer/policies        installed algorithms and their parameters
     GET    /loadbalancer/requests/{id}   progress and outcome of a scale_server request
@@ -94,6 +96,9 @@ ROUTES = (
     ('/plan', {'GET': _route('plans', 'show', rbac.PLAN_SHOW,
                              query=schemas.PLAN_QUERY)}),
     ('/plan/action', {'POST': _route('plans', 'action', *plans.DECISION_RULES)}),
+    ('/plans', {'GET': _route('plans', 'list', rbac.PLAN_LIST,
+                              query=schemas.PLAN_LIST_QUERY)}),
+    ('/plans/{plan_id}', {'GET': _route('plans', 'get', rbac.PLAN_SHOW)}),
     ('/policies', {'GET': _route('algorithms', 'list', rbac.POLICY_LIST)}),
     ('/requests/{request_id}', {'GET': _route('hosts', 'show_request',
                                               rbac.SCALE_SHOW)}),
@@ -107,7 +112,7 @@ ROUTES = (
 )
 
 #: Path parameters that are row ids: anything but an id in range is 404.
-ID_PARAMETERS = {'rule_id': 'rule', 'request_id': 'request'}
+ID_PARAMETERS = {'rule_id': 'rule', 'request_id': 'request', 'plan_id': 'plan'}
 
 DB_ERRORS = (db_api.DatabaseError, db_exc.DBError, sqlalchemy.exc.SQLAlchemyError)
 

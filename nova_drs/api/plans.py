@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``/loadbalancer/plan``: the daemon's last plan, approved or rejected in manual mode.
+"""``/loadbalancer/plan``, ``/plans``: the daemon's plans, listed and shown with each action's
+progress; approved or rejected in manual mode.
 
 The daemon writes plans; the API only moves a pending plan to approved or
 rejected (compare-and-swap, so a plan the daemon already started cannot be
@@ -32,13 +33,27 @@ DECISION_RULES = tuple(rule for rule, _ in DECISIONS.values())
 
 
 class PlansController:
-    """Shows the last plan; approves or rejects a pending one."""
+    """Lists and shows plans; approves or rejects a pending one."""
 
     def __init__(self, database):
         self.database = database
 
     def show(self, context, cluster=None):
         return 200, {'plan': db_plans.latest(self.database, cluster)}
+
+    def get(self, context, plan_id):
+        plan = db_plans.get(self.database, plan_id)
+        if plan is None:
+            raise webob.exc.HTTPNotFound('plan %d not found' % plan_id)
+        return 200, {'plan': plan}
+
+    def list(self, context, status=None, cluster=None, limit='100'):
+        """Newest first, without their actions, so a pending plan is never hidden
+        behind a newer one of another cluster."""
+        limit = int(limit)
+        if not 1 <= limit <= 1000:
+            raise webob.exc.HTTPBadRequest('limit must be between 1 and 1000')
+        return 200, {'plans': db_plans.list_plans(self.database, status, cluster, limit)}
 
     def action(self, context, body):
         try:

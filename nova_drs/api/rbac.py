@@ -73,8 +73,11 @@ RULE_CREATE = _rule('rule:create', 'Create an allow/deny rule.',
                     ('POST', '/loadbalancer/rules'))
 RULE_DELETE = _rule('rule:delete', 'Delete an allow/deny rule.',
                     ('DELETE', '/loadbalancer/rules/{rule_id}'))
-PLAN_SHOW = _rule('plan:show', 'Show the last plan of the loadbalancer with its reasons.',
-                  ('GET', '/loadbalancer/plan'))
+PLAN_SHOW = _rule('plan:show', 'Show the last plan of the loadbalancer, or one plan, with '
+                  'its reasons and the progress of each action.',
+                  ('GET', '/loadbalancer/plan'), ('GET', '/loadbalancer/plans/{plan_id}'))
+PLAN_LIST = _rule('plan:list', 'List the plans of the loadbalancer (status, cluster, age).',
+                  ('GET', '/loadbalancer/plans'))
 PLAN_APPROVE = _rule('plan:approve', 'Approve a pending plan (manual mode).',
                      ('POST', '/loadbalancer/plan/action'))
 PLAN_REJECT = _rule('plan:reject', 'Reject a pending plan (manual mode).',

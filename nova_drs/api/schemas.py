@@ -139,6 +139,18 @@ PLAN_QUERY = {
     'additionalProperties': False,
 }
 
+#: Query of GET /loadbalancer/plans: ?status=&cluster=&limit=1..1000.
+PLAN_LIST_QUERY = {
+    'type': 'object',
+    'properties': {'cluster': {'type': 'array', 'items': HOST, 'maxItems': 1},
+                   'status': {'type': 'array', 'maxItems': 1, 'items': {
+                       'type': 'string', 'enum': ['pending', 'approved', 'rejected',
+                                                  'executing', 'done', 'failed']}},
+                   'limit': {'type': 'array', 'maxItems': 1,
+                             'items': {'type': 'string', 'pattern': '^[0-9]{1,4}$'}}},
+    'additionalProperties': False,
+}
+
 #: GET /loadbalancer/energy: ?since=7d|12h|30m|ISO time & cluster=aggregate.
 ENERGY_QUERY = {
     'type': 'object',

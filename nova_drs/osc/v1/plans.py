@@ -10,24 +10,48 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``openstack drs plan show|approve|reject``: the loadbalancer's plans."""
+"""``openstack drs plan list|show|approve|reject``: the loadbalancer's plans."""
 
 from osc_lib.command import command
 
+from nova_drs import client
 from nova_drs.osc.v1 import hosts
 
 
-class ShowPlan(command.ShowOne):
-    """Show the last plan of the loadbalancer with its reasons."""
+class ListPlan(command.Lister):
+    """List the loadbalancer's plans, newest first: status, cluster and age."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
+        parser.add_argument('--cluster', metavar='<cluster>', help='Plans of this cluster only')
+        parser.add_argument('--status', metavar='<status>',
+                            choices=['pending', 'approved', 'rejected', 'executing', 'done',
+                                     'failed'], help='Plans in this status only')
+        parser.add_argument('--limit', metavar='<N>', type=int, default=None,
+                            help='At most N plans (1..1000, default 100)')
+        return parser
+
+    def take_action(self, parsed_args):
+        plans = self.app.client_manager.drs.list_plans(
+            parsed_args.status, parsed_args.cluster, parsed_args.limit)
+        return hosts.table(client.PLAN_COLUMNS, [client.plan_row(plan) for plan in plans])
+
+
+class ShowPlan(command.ShowOne):
+    """Show a plan (the last one by default) with its reasons and each action's progress."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('plan_id', metavar='<plan-id>', type=int, nargs='?',
+                            help='ID of the plan (default: the last one)')
         parser.add_argument('--cluster', metavar='<cluster>',
                             help='Show the last plan of this cluster only')
         return parser
 
     def take_action(self, parsed_args):
-        plan = self.app.client_manager.drs.get_plan(parsed_args.cluster)
+        plan = self.app.client_manager.drs.get_plan(parsed_args.cluster, parsed_args.plan_id)
+        if plan:
+            plan = dict(plan, progress=client.plan_progress(plan.get('progress')))
         return hosts.show(plan or {'id': None, 'status': 'no plan yet'})
 
 

@@ -25,7 +25,7 @@ class TestRbacDefaults(unittest.TestCase):
     def test_every_rule_is_admin_only_and_documented(self):
         rules = rbac.list_rules()
         # + clear_wake_failed, enter/exit_maintenance, energy:report, explain
-        self.assertEqual(21, len(rules))
+        self.assertEqual(22, len(rules))
         for rule in rules:
             self.assertTrue(rule.name.startswith('nova_drs:loadbalancer:'))
             self.assertEqual('role:admin', rule.check_str)
