@@ -292,17 +292,34 @@ class Orchestrator:
                 self.nova.live_migrate(action.instance, action.destination)
             else:
                 self.nova.cold_migrate(action.instance, action.destination)
-        except nova_api.NovaRequestFailed as exc:
+        except (nova_api.NovaRequestFailed, nova_api.NovaUnavailable) as exc:
+            if exc.status is None:  # no answer: nova may have it; never sent again
+                self._interrupted(action, progress, 'no answer from nova', exc)
+                raise
             LOG.warning('nova refused %s: %s', action, exc)
             lb_migrations.finish(self.db, request_id, 'failed')
             if progress is not None:
-                progress.finished(action, 'failed', 'nova refused: %s' % exc)
+                progress.finished(action, 'failed', 'nova refused (%s): %s' % (exc.status, exc))
             return False
+        except Exception as exc:
+            self._interrupted(action, progress, 'interrupted', exc)
+            raise
         if progress is not None:
             progress.finished(action, 'done')
         LOG.info('migrating %s %s -> %s (%s)', action.instance, action.source,
                  action.destination, action.reason)
         return True
+
+    @staticmethod
+    def _interrupted(action, progress, what, exc):
+        """A claimed action whose request may or may not have reached nova: failed,
+        with the reason, and never sent again (at most once)."""
+        if progress is None:
+            return
+        try:
+            progress.finished(action, 'failed', '%s, not retried: %s' % (what, exc))
+        except Exception:
+            LOG.exception('%s: outcome not recorded; it stays started', action)
 
     def settle(self, view, migration_timeout):
         """Close finished requests, confirm cold ones, abort those that overran.
