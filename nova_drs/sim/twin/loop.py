@@ -175,6 +175,7 @@ class ClosedLoop:
         nova = service.nova_api.NovaAPI(twin_cloud.connect(cloud))
         balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
                                         self.power)
+        self._start_asleep(database, placement)
         period = datetime.timedelta(seconds=conf.loadbalancer.period)
         interval = datetime.timedelta(seconds=datacenter.INTERVAL)
         end = self.start + self.samples * interval
@@ -202,6 +203,24 @@ class ClosedLoop:
                              self.samples)
         self._advance(end)
         return self._summary(cycles)
+
+    def _start_asleep(self, database, placement):
+        """Hosts the initial placement leaves empty start suspended, as the
+        core-only simulator counts an empty host as off: both start alike."""
+        drs_hosts.ensure_many(database, self.core.host_names)
+        occupied = {self.core.host_names[i] for i in placement}
+        for name in self.core.host_names:
+            if name in occupied:
+                continue
+            drs_hosts.transition(database, name, drs_hosts.ACTIVE, drs_hosts.SUSPENDING,
+                                 'twin: empty at the start')
+            drs_hosts.transition(database, name, drs_hosts.SUSPENDING, drs_hosts.SUSPENDED,
+                                 'twin: empty at the start')
+            drs_hosts.set_fields(database, name, disabled_by_drs=True)
+            host = self.cloud.hosts[name]
+            host.powered = host.up = host.enabled = False
+            host.disabled_reason = 'nova-drs: suspending host'
+            self.power.off_since[name] = self.start
 
     def _advance(self, until):
         """Run the twin's events up to ``until``, metering every constant stretch."""

@@ -1,0 +1,87 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The closed-loop twin: the shipped daemon cycle against a simulated cloud."""
+
+import pytest
+
+from nova_drs.cmd import sim as sim_cli
+from nova_drs.sim import engine
+from nova_drs.sim.twin import cloud as twin_cloud
+from nova_drs.sim.twin import faults as twin_faults
+from nova_drs.sim.twin import loop
+from nova_drs.sim.twin import synthetic
+
+#: CI's closed loop: 50 hosts, 65 VMs (CloudSim's density), 6 hours, faults on.
+HOSTS, SAMPLES, FAULT_SEED = 50, 72, 7
+#: Bounds of the closed loop against the core-only run of the same cloud: the
+#: gap measured when the twin landed (doc/source/twin.md), with some room.
+BOUNDS = {'energy_kwh': 1.5, 'migrations': 1.5}
+
+
+def test_precopy_model_converges_only_below_the_link_rate():
+    # 1740 MB over 62.5 MB/s with 40 MB/s dirtied: 1740 / 22.5 s.
+    assert twin_cloud.precopy_seconds(1740, 40.0, 62.5) == pytest.approx(77.33, abs=0.01)
+    assert twin_cloud.precopy_seconds(1740, 0.0, 62.5) == pytest.approx(27.84)
+    assert twin_cloud.precopy_seconds(1740, 62.5, 62.5) is None
+
+
+def test_fault_kinds_name_calls_without_ids():
+    assert twin_faults.call_kind(
+        'POST', '/compute/v2.1/servers/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0/action') == \
+        'POST /servers/*/action'
+    assert twin_faults.call_kind('GET', '/compute/v2.1/os-migrations') == \
+        'GET /os-migrations'
+    none = twin_faults.Faults(None)
+    none.api_call('GET', '/compute/v2.1/os-migrations')
+    assert not none.wake_fails('h') and none.as_dict() == {
+        'nova_5xx': 0, 'migration_failed': 0, 'host_no_wake': 0}
+    seeded = twin_faults.Faults(1)
+    assert seeded.wake_fails('h')          # the first wake of a faulty run never works
+
+
+def test_synthetic_traces_repeat_by_seed():
+    assert synthetic.traces(5, 12, seed=3) == synthetic.traces(5, 12, seed=3)
+    names, data = synthetic.traces(5, 12, seed=3)
+    assert len(names) == 5 and all(0 < x <= 1 for row in data for x in row)
+
+
+def test_closed_loop_ci_run_keeps_every_invariant_under_faults():
+    """The CI loop: the daemon cycle every minute for 6 virtual hours."""
+    names, data = synthetic.traces(HOSTS * 1052 // 800, SAMPLES, seed=1)
+    core = engine.Simulation(names, data, 'drs', hosts=HOSTS).run()
+    result = loop.ClosedLoop(names, data, hosts=HOSTS, faults_seed=FAULT_SEED).run()
+    assert result['invariant_violations'] == 0, result['violations']
+    assert result['cycles'] == SAMPLES * 5
+    assert result['faults']['nova_5xx'] > 0 and result['faults']['migration_failed'] > 0
+    assert result['migrations'] > 0 and result['host_shutdowns'] > 0
+    for metric, bound in BOUNDS.items():
+        assert result[metric] <= bound * core[metric], (metric, result[metric], core[metric])
+    assert result['ping_pong'] <= core['ping_pong']
+
+
+def test_closed_loop_repeats_by_seed():
+    names, data = synthetic.traces(14, 12, seed=2)
+    runs = [loop.ClosedLoop(names, data, hosts=10, faults_seed=3).run() for _ in range(2)]
+    for run in runs:
+        run.pop('series')
+    assert runs[0] == runs[1]
+    assert runs[0]['requests'] > 0
+
+
+def test_cli_closed_loop_needs_drs_and_traces(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        sim_cli.main([str(tmp_path), '--faults', '3'])
+    assert '--faults needs --closed-loop' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        sim_cli.main([str(tmp_path), '--closed-loop', '--policy', 'thr_mmt_0.8'])
+    assert '--closed-loop runs the drs policy' in capsys.readouterr().err
