@@ -78,8 +78,10 @@ def build_view(raw, rules, stats_max_age):
 
 
 def _fresh(raw, name, max_age):
-    samples = raw.host_samples.get(name, [])
-    return bool(samples) and raw.now - samples[0][0] <= max_age
+    """Whether the DRS database received a sample of ``name`` within ``max_age``
+    (its own clock: a compute's clock or a delivery backlog does not count)."""
+    age = raw.stats_age.get(name)
+    return age is not None and age <= max_age.total_seconds()
 
 
 def _host(raw, hypervisor, membership, rules, max_age):

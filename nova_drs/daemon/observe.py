@@ -66,6 +66,9 @@ class Raw:
     now: datetime.datetime
     #: nova migration records changed within migration_cooldown (any status)
     recent_migrations: list = dataclasses.field(default_factory=list)
+    #: host -> seconds since the DRS database received its newest sample
+    #: (the database server's clock): what ``stats_max_age`` judges
+    stats_age: dict = dataclasses.field(default_factory=dict)
 
 
 class Inventory:
@@ -197,14 +200,14 @@ class Observer:
         now = self._now()
         records = self._records(services, register_hosts)
         if self.inventory.last_refresh == 'full':
-            self.history.clear(now - self.stats_window)
+            self.history.clear(self.stats_window)
         stats_history.read_statistics(self.db, self.history)
         return Raw(
             services=services, hypervisors=hypervisors, aggregates=aggregates,
             servers=servers, groups=groups, migrations=migrations, inventories=inventories,
             records=records, requests=lb_migrations.open_requests(self.db),
             host_samples=self.history.hosts, instance_samples=self.history.instances,
-            cpu_history=self.history.cpu,
+            cpu_history=self.history.cpu, stats_age=self.history.ages(),
             suspendable=self._suspendable_hosts(records, now), now=now,
             recent_migrations=self._recent_migrations(now))
 

@@ -17,20 +17,59 @@ of the API, the metrics and the energy report.
 Rows are unique per (host, sampled_at) and (instance_uuid, sampled_at);
 inserts skip existing rows (INSERT IGNORE / ON CONFLICT DO NOTHING), so a
 duplicated or late notification changes nothing.
+
+Two clocks, never compared with each other: ``sampled_at`` is the compute's
+(it orders the samples of one host), ``created_at`` is the database
+server's, stamped by the INSERT itself (``received_at``): it says when the
+DRS database received a sample, and ages are measured against the same
+server's clock (``read_received``, ``purge_older_than``). New samples are
+found by ingest order (the autoincrement ``id``), not by either clock.
 """
 
+import dataclasses
 import datetime
 
-from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.ext import compiler
+from sqlalchemy.sql import expression
 
 from nova_drs.db import inventory
 from nova_drs.db import models
 
 HOSTS = models.ComputeNodeStats.__table__
 INSTANCES = models.InstanceStats.__table__
+
+
+class server_utc_now(expression.FunctionElement):
+    """The database server's UTC time (naive): the one clock that stamps when
+    a sample was received and measures how old it is."""
+
+    type = sa.DateTime()
+    inherit_cache = True
+
+
+@compiler.compiles(server_utc_now)
+def _sqlite_utc_now(element, compiler, **kw):
+    # Six fractional digits, as SQLAlchemy stores datetimes on SQLite, so
+    # the strings compare in time order.
+    return "(STRFTIME('%Y-%m-%d %H:%M:%f', 'now') || '000')"
+
+
+@compiler.compiles(server_utc_now, 'mysql')
+def _mysql_utc_now(element, compiler, **kw):
+    return 'UTC_TIMESTAMP(6)'
+
+
+@compiler.compiles(server_utc_now, 'postgresql')
+def _postgresql_utc_now(element, compiler, **kw):
+    return "TIMEZONE('UTC', STATEMENT_TIMESTAMP())"
+
+
+def server_now(session):
+    """The database server's UTC time, read in the caller's transaction."""
+    return session.execute(sa.select(server_utc_now())).scalar_one()
 
 
 def _ignore_statement(dialect, table):
@@ -59,7 +98,8 @@ def _insert_ignoring_duplicates(session, table, rows):
     if dialect.name == 'mysql':
         return _mysql_insert_ignore(connection, table, columns, rows)
     compiled = _ignore_statement(dialect.name, table).values(
-        {name: sa.bindparam(name) for name in columns}).compile(dialect=dialect)
+        {**{name: sa.bindparam(name) for name in columns},
+         'created_at': server_utc_now()}).compile(dialect=dialect)
     converters = {}
     for name in columns:
         processor = table.c[name].type._cached_bind_processor(dialect)
@@ -107,12 +147,12 @@ def _mysql_insert_ignore(connection, table, columns, rows):
             memo[key] = escape(value)
         return memo[key]
 
-    head = 'INSERT IGNORE INTO %s (%s) VALUES ' % (
+    head = 'INSERT IGNORE INTO %s (%s, `created_at`) VALUES ' % (
         table.name, ', '.join('`%s`' % name for name in columns))
     with dbapi_connection.cursor() as cursor:
         for offset in range(0, len(rows), _MYSQL_CHUNK):
             cursor.execute(head + ','.join(
-                '(%s)' % ','.join([literal(row[name]) for name in columns])
+                '(%s, UTC_TIMESTAMP(6))' % ','.join([literal(row[name]) for name in columns])
                 for row in rows[offset:offset + _MYSQL_CHUNK]))
 
 
@@ -131,7 +171,8 @@ def _unique(rows, key):
 def insert(database, host_rows, instance_rows):
     """Store host and instance rows in one transaction, skipping those already
     stored; returns (hosts, instances): the rows offered once the batch's own
-    repeats are dropped."""
+    repeats are dropped. ``created_at`` is the database server's time, whatever
+    the rows say."""
     host_rows = _unique(host_rows, ('host', 'sampled_at'))
     instance_rows = _unique(instance_rows, ('instance_uuid', 'sampled_at'))
     with database.writer() as session:
@@ -144,16 +185,29 @@ def purge(database, before):
     """Delete samples (and cycle inventories) taken strictly before ``before``;
     returns (hosts, instances)."""
     with database.writer() as session:
-        hosts = session.execute(HOSTS.delete().where(HOSTS.c.sampled_at < before))
-        instances = session.execute(
-            INSTANCES.delete().where(INSTANCES.c.sampled_at < before))
-        inventory.purge(session, before)
-        return hosts.rowcount, instances.rowcount
+        return _purge(session, before)
 
 
-def purge_older_than(database, seconds, now=None):
-    now = now or timeutils.utcnow()
-    return purge(database, now - datetime.timedelta(seconds=seconds))
+def _purge(session, taken_before, received_before=None):
+    """Samples taken before ``taken_before`` (the sampled_at index finds them),
+    and also received before ``received_before`` when given."""
+    deleted = []
+    for table in (HOSTS, INSTANCES):
+        condition = table.c.sampled_at < taken_before
+        if received_before is not None:
+            condition = sa.and_(condition, table.c.created_at < received_before)
+        deleted.append(session.execute(table.delete().where(condition)).rowcount)
+    inventory.purge(session, taken_before)
+    return tuple(deleted)
+
+
+def purge_older_than(database, seconds):
+    """Delete samples older than ``seconds`` on the database server's clock:
+    both taken and received that long ago, so a compute whose clock is behind
+    or a backlog just delivered is kept until the daemon could read it."""
+    with database.writer() as session:
+        before = server_now(session) - datetime.timedelta(seconds=seconds)
+        return _purge(session, before, before)
 
 
 def _host_dict(row):
@@ -216,38 +270,68 @@ def latest_instances(database, uuids, n=1):
     return result
 
 
-_LATE_CHUNK = 500
-
-
 def host_cpu_since(database, since):
     """(host, sampled_at, cpu_used_percent) of host samples taken after ``since``,
-    oldest first: one range of the sampled_at index, never a list of hosts."""
+    oldest first: one range of the sampled_at index (the replay's read)."""
     with database.reader() as session:
         return session.execute(
             sa.select(HOSTS.c.host, HOSTS.c.sampled_at, HOSTS.c.cpu_used_percent)
             .where(HOSTS.c.sampled_at > since).order_by(HOSTS.c.sampled_at)).all()
 
 
-def instance_cpu_since(database, after, late=()):
+def instance_cpu_since(database, since):
     """(instance_uuid, sampled_at, cpu_used_percent) of instance samples taken
-    after ``after``, plus those of the ``late`` (host, sampled_at) host samples.
-
-    A host sample and its instances are stored in one transaction, so a
-    caller that holds every host sample up to ``after`` finds each instance
-    sample it lacks here, without re-reading the ones it holds (at 100,000
-    instances a round is 100,000 rows).
-    """
-    columns = (INSTANCES.c.instance_uuid, INSTANCES.c.sampled_at,
-               INSTANCES.c.cpu_used_percent)
-    late = sorted(late)
+    after ``since``, oldest first (the replay's read)."""
     with database.reader() as session:
-        rows = session.execute(sa.select(*columns).where(INSTANCES.c.sampled_at > after)
-                               .order_by(INSTANCES.c.sampled_at)).all()
-        for start in range(0, len(late), _LATE_CHUNK):
-            pairs = sa.tuple_(INSTANCES.c.host, INSTANCES.c.sampled_at)
-            rows += session.execute(sa.select(*columns).where(
-                pairs.in_(late[start:start + _LATE_CHUNK]))).all()
-    return rows
+        return session.execute(
+            sa.select(INSTANCES.c.instance_uuid, INSTANCES.c.sampled_at,
+                      INSTANCES.c.cpu_used_percent)
+            .where(INSTANCES.c.sampled_at > since).order_by(INSTANCES.c.sampled_at)).all()
+
+
+@dataclasses.dataclass
+class Received:
+    """What one ``read_received`` found, in one snapshot of both tables."""
+
+    now: datetime.datetime  # the database server's UTC time at the read
+    hosts: list             # (id, host, sampled_at, cpu_used_percent, received_at)
+    instances: list         # (id, instance_uuid, sampled_at, cpu_used_percent)
+    top_ids: tuple          # highest (host, instance) id stored, None when empty
+
+
+def _by_ingest_order(session, table, columns, position, received_since):
+    if position is None:
+        condition = table.c.created_at > received_since
+    else:
+        after, gaps = position
+        condition = sa.or_(table.c.id > after,
+                           *(table.c.id.between(low, high) for low, high in gaps))
+    return session.execute(sa.select(table.c.id, *columns).where(condition)
+                           .order_by(table.c.id)).all()
+
+
+def read_received(database, window, host_position, instance_position):
+    """The samples the database received that a reader lacks, by ingest order.
+
+    A position is None for a full read (every sample received within
+    ``window`` of the server's time: a scan, like the retention it is close
+    to), else ``(after, gaps)``: ids above ``after`` plus those in the
+    ``gaps`` [(low, high)] the reader still waits for (ids taken by
+    transactions not committed at its previous read). Primary key ranges:
+    nothing here depends on a compute's or the reader's clock.
+    """
+    with database.reader() as session:
+        now = server_now(session)
+        since = now - window
+        hosts = _by_ingest_order(
+            session, HOSTS, (HOSTS.c.host, HOSTS.c.sampled_at, HOSTS.c.cpu_used_percent,
+                             HOSTS.c.created_at), host_position, since)
+        instances = _by_ingest_order(
+            session, INSTANCES, (INSTANCES.c.instance_uuid, INSTANCES.c.sampled_at,
+                                 INSTANCES.c.cpu_used_percent), instance_position, since)
+        top_ids = tuple(session.execute(sa.select(sa.func.max(table.c.id))).scalar()
+                        for table in (HOSTS, INSTANCES))
+    return Received(now=now, hosts=hosts, instances=instances, top_ids=top_ids)
 
 
 def latest_summary(database, hosts):

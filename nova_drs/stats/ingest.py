@@ -14,9 +14,18 @@
 
 ``insert_samples`` validates a batch and stores it with ``db.statistics``;
 an invalid sample is left out and reported, never raised.
+
+``sampled_at`` is the compute's clock. A sample stamped more than
+``MAX_AHEAD`` after it was received (the collector's clock) comes from a
+compute whose clock is ahead: it is stored with the receive time instead,
+and a warning names the host once. It is kept rather than refused so the
+host stays managed (refused samples would make it stale, then excluded),
+and its stamp cannot sit in the future, where it would stay its host's
+newest sample, and escape the retention purge, until the clock got there.
 """
 
 import datetime
+import logging
 
 from oslo_utils import timeutils
 
@@ -25,6 +34,15 @@ from nova_drs.db import statistics
 _HOST_FIELDS = ('memory_total', 'memory_used', 'cpu_used_percent', 'vcpus')
 _INSTANCE_FIELDS = ('libvirt_id', 'vcpus', 'cpu_time', 'prev_cpu_time', 'cpu_used_percent',
                     'mem', 'block_dev_iops', 'prev_block_dev_iops')
+
+
+LOG = logging.getLogger(__name__)
+
+#: How far after its receive time a sample may be stamped: beyond this the
+#: compute's clock is wrong (transit only makes samples arrive later).
+MAX_AHEAD = datetime.timedelta(seconds=60)
+#: Hosts already warned about (one warning per host and collector process).
+_warned_ahead = set()
 
 
 class InvalidSample(ValueError):
@@ -68,11 +86,17 @@ def rows_from_sample(sample, now, times=None):
     sampled_at = _time(sample.get('sampled_at'), 'sampled_at', times)
     if sampled_at is None:
         raise InvalidSample('sample of %s without sampled_at' % sample['host'])
+    ahead = sampled_at - now
+    if ahead > MAX_AHEAD:
+        _warn_ahead(sample['host'], ahead)
+        sampled_at = now
+    else:
+        ahead = None
     host_stats = sample.get('host_stats') or {}
     host_row = {'host': sample['host'], 'sampled_at': sampled_at,
                 'hypervisor_hostname': sample.get('hypervisor_hostname'),
                 'compute_id': _number(sample, 'compute_id', int),
-                'created_at': now, 'deleted': 0}
+                'deleted': 0}
     for field in _HOST_FIELDS:
         host_row[field] = _number(host_stats, field,
                                   float if field == 'cpu_used_percent' else int)
@@ -81,10 +105,12 @@ def rows_from_sample(sample, now, times=None):
         if not isinstance(entry, dict) or not entry.get('instance_uuid'):
             raise InvalidSample('instance sample of %s without instance_uuid'
                                 % sample['host'])
+        previous = _time(entry.get('prev_updated_at'), 'prev_updated_at', times)
+        if previous is not None and ahead is not None:
+            previous -= ahead  # same clock as sampled_at: the I/O rate keeps its interval
         row = {'instance_uuid': str(entry['instance_uuid']), 'host': sample['host'],
-               'sampled_at': sampled_at, 'created_at': now, 'deleted': 0,
-               'prev_updated_at': _time(entry.get('prev_updated_at'), 'prev_updated_at',
-                                        times)}
+               'sampled_at': sampled_at, 'deleted': 0,
+               'prev_updated_at': previous}
         for field in _INSTANCE_FIELDS:
             row[field] = _number(entry, field,
                                  float if field == 'cpu_used_percent' else int)
@@ -92,10 +118,19 @@ def rows_from_sample(sample, now, times=None):
     return host_row, instance_rows
 
 
+def _warn_ahead(host, ahead):
+    if host not in _warned_ahead:
+        _warned_ahead.add(host)
+        LOG.warning('nova-drs collector: samples of %s are stamped %d s after they were '
+                    'received (its clock is ahead; fix its NTP): they are stored with '
+                    'their receive time', host, ahead.total_seconds())
+
+
 def insert_samples(database, samples):
     """Store many samples in one transaction; returns (hosts, instances, errors).
 
-    ``errors`` lists the InvalidSample messages of samples left out.
+    ``errors`` lists the InvalidSample messages of samples left out. The
+    database stamps when it received them (``created_at``).
     """
     now = timeutils.utcnow()
     host_rows, instance_rows, errors, times = [], [], [], {}

@@ -53,7 +53,7 @@ def _raw(**changes):
         requests=[{'instance_uuid': 's9', 'source': 'c', 'destination': None}],
         host_samples={'a': recent, 'b': recent}, instance_samples={'s1': recent},
         cpu_history={'a': (0.2, 0.5), 'b': (0.2, 0.5), 's1': (0.2, 0.5)},
-        suspendable={'a': True, 'b': False}, now=NOW)
+        suspendable={'a': True, 'b': False}, now=NOW, stats_age={'a': 60, 'b': 60})
     raw.update(changes)
     return observe.Raw(**raw)
 
@@ -80,8 +80,9 @@ def test_view_of_a_raw():
 
 
 def test_stale_statistics_and_disabled_service_exclude_a_host():
-    old = ((NOW - datetime.timedelta(seconds=601), 0.1),)
-    raw = _raw(host_samples={'a': old, 'b': old})
+    # Judged by when the DRS database received the newest sample, not by
+    # its compute's stamp (fresh here).
+    raw = _raw(stats_age={'a': 601, 'b': 601})
     raw.services['b']['status'] = 'disabled'
     view = cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=600)
     assert all(h.excluded for h in view.snapshot.hosts)
@@ -89,9 +90,8 @@ def test_stale_statistics_and_disabled_service_exclude_a_host():
 
 def test_history_keeps_the_newest_samples_once():
     history = stats_history.History(2)
-    start = NOW - datetime.timedelta(hours=1)
-    history.clear(start)
-    assert history.since() == start
+    history.clear(datetime.timedelta(hours=1))
+    assert history.start is None
     t = [NOW - datetime.timedelta(seconds=60 * i) for i in range(4)]
     history.add([('a', t[3], 10.0), ('a', t[2], 20.0)], [('i', t[1], 50.0)])
     history.add([('a', t[1], 30.0), ('a', t[1], 30.0)],
@@ -99,4 +99,24 @@ def test_history_keeps_the_newest_samples_once():
     assert history.hosts['a'] == ((t[1], 0.3), (t[2], 0.2))
     assert history.instances['i'] == ((t[0], 1.0), (t[1], 0.5))
     assert history.cpu == {'a': (0.2, 0.3), 'i': (0.5, 1.0)}
-    assert history.since() == t[0] - stats_history.STATS_OVERLAP
+    assert history.newest == t[0] and history.start < t[3]
+
+
+def test_ingest_order_awaits_skipped_ids_for_a_grace_then_gives_up():
+    order = stats_history.IngestOrder()
+    assert order.position() is None                  # first read: the whole window
+    order.advance([3, 4, 7, 9], NOW, top=9)
+    assert order.position() == (9, [(5, 6), (8, 8)])
+    later = NOW + stats_history.INGEST_GRACE
+    order.advance([6, 8, 10, 13], later, top=13)      # 6 and 8 committed late
+    assert order.position() == (13, [(5, 5), (11, 12)])
+    order.advance([], later + datetime.timedelta(seconds=1), top=13)
+    assert order.position() == (13, [(11, 12)])       # 5 given up after the grace
+    assert order.went_back(12) and order.went_back(None) and not order.went_back(13)
+
+
+def test_many_skipped_ids_are_merged_into_one_range():
+    order = stats_history.IngestOrder()
+    order.advance(list(range(0, 2 * stats_history.MAX_GAPS + 4, 2)), NOW, top=None)
+    after, gaps = order.position()
+    assert gaps == [(1, after - 1)]

@@ -12,15 +12,17 @@
 
 """The daemon's statistics history, topped up from a real DRS database.
 
-A steady cycle reads the instance samples it lacks and not the ones it holds
-(a round is 100,000 rows at 100,000 instances); a late host sample still
-brings its instances; a host whose samples stop goes stale; a restarted
-daemon rebuilds the same history from the database.
+A steady read takes each sample once, by ingest order (a round is 100,000
+rows at 100,000 instances); one compute's clock ahead and a collector
+backlog hide no host's samples; a row committed after a higher id is still
+read; a host whose samples stop goes stale while a skewed one does not; a
+restarted daemon rebuilds the same history from the database.
 """
 
 import datetime
 
 import pytest
+import sqlalchemy as sa
 
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import observe
@@ -31,77 +33,136 @@ from nova_drs.db import statistics as db_statistics
 from nova_drs.stats import ingest
 from tests import services
 
-T0 = datetime.datetime(2026, 11, 23, 12, 0, 0)
-START = T0 - datetime.timedelta(hours=1)
+#: The computes' clocks: two days behind the database server (this is also
+#: what a backlog or a compute behind looks like to a read by sampled_at).
+T0 = datetime.datetime.now(datetime.timezone.utc).replace(
+    tzinfo=None, microsecond=0) - datetime.timedelta(days=2)
+WINDOW = datetime.timedelta(hours=1)
+HOSTS = ('h1', 'h2', 'h3')
+
+
+def _database(kind, tmp_path):
+    scratch = None
+    if kind == 'sqlite':
+        url = 'sqlite:///%s' % (tmp_path / 'drs.sqlite')
+    else:
+        scratch = services.ScratchDatabase(kind)
+        url = scratch.url
+    db = api.Database(url)
+    migration.sync(db)
+    return db, scratch
 
 
 @pytest.fixture(params=['sqlite', 'mariadb', 'postgresql'])
 def database(request, tmp_path):
-    scratch = None
-    if request.param == 'sqlite':
-        url = 'sqlite:///%s' % (tmp_path / 'drs.sqlite')
-    else:
-        scratch = services.ScratchDatabase(request.param)
-        url = scratch.url
-    db = api.Database(url)
-    migration.sync(db)
+    db, scratch = _database(request.param, tmp_path)
     yield db
     db.dispose()
     if scratch:
         scratch.drop()
 
 
+@pytest.fixture(params=['mariadb', 'postgresql'])
+def concurrent_database(request, tmp_path):
+    """A database whose writers commit concurrently (not SQLite)."""
+    db, scratch = _database(request.param, tmp_path)
+    yield db
+    db.dispose()
+    scratch.drop()
+
+
+def _sample(host, at, cpu=50.0):
+    return {'host': host, 'sampled_at': at.isoformat(),
+            'host_stats': {'cpu_used_percent': cpu},
+            'instances': [{'instance_uuid': '%s-vm%d' % (host, i), 'cpu_used_percent': cpu}
+                          for i in range(3)]}
+
+
 def _store(database, host, minute, cpu=50.0):
-    at = T0 + datetime.timedelta(minutes=minute)
-    ingest.insert_samples(database, [{
-        'host': host, 'sampled_at': at.isoformat(),
-        'host_stats': {'cpu_used_percent': cpu},
-        'instances': [{'instance_uuid': '%s-vm%d' % (host, i), 'cpu_used_percent': cpu}
-                      for i in range(3)]}])
+    ingest.insert_samples(database, [
+        _sample(host, T0 + datetime.timedelta(minutes=minute), cpu)])
 
 
-def _instance_rows_read(database, history):
-    """What the next read_statistics would fetch from instance_stats."""
-    host_rows = db_statistics.host_cpu_since(database, history.since())
-    return db_statistics.instance_cpu_since(database, *history.unseen(host_rows))
+def _unread(database, history):
+    """What the next read_statistics would fetch: (host rows, instance rows)."""
+    received = db_statistics.read_received(database, history.window,
+                                           history.host_ids.position(),
+                                           history.instance_ids.position())
+    return received.hosts, received.instances
 
 
 def _history(database):
     history = stats_history.History(3)
-    history.clear(START)
+    history.clear(WINDOW)
     stats_history.read_statistics(database, history)
     return history
 
 
-def test_steady_read_fetches_only_new_instance_samples(database):
+def test_a_steady_read_takes_each_sample_once(database):
     for minute in (0, 1):
         for host in ('h1', 'h2'):
             _store(database, host, minute)
     history = _history(database)
     assert len(history.instances) == 6
-    assert _instance_rows_read(database, history) == []
+    assert _unread(database, history) == ([], [])
     _store(database, 'h1', 2, cpu=80.0)
-    rows = _instance_rows_read(database, history)
-    assert sorted(uuid for uuid, _at, _cpu in rows) == ['h1-vm0', 'h1-vm1', 'h1-vm2']
+    hosts, instances = _unread(database, history)
+    assert [row.host for row in hosts] == ['h1']
+    assert sorted(row.instance_uuid for row in instances) == ['h1-vm0', 'h1-vm1', 'h1-vm2']
     stats_history.read_statistics(database, history)
     assert history.cpu['h1-vm0'] == (0.5, 0.5, 0.8)
+    assert _unread(database, history) == ([], [])
 
 
-def test_late_host_sample_brings_its_instances(database):
-    _store(database, 'h1', 0)
-    _store(database, 'h1', 1)
+def test_a_clock_ahead_and_a_backlog_hide_no_host(database):
+    """The acceptance case: h1's clock is 120 s ahead, h3's samples arrive in
+    one 5-minute backlog; every host's newest sample is in every read.
+    Reading by sampled_at (newest held - 30 s) missed h2 and h3 every time."""
     history = _history(database)
-    # h2's sample is stored after the read, 15 s older than the newest held
-    # (within stats_history.STATS_OVERLAP).
-    _store(database, 'h2', 0.75, cpu=20.0)
-    rows = _instance_rows_read(database, history)
-    assert sorted(uuid for uuid, _at, _cpu in rows) == ['h2-vm0', 'h2-vm1', 'h2-vm2']
+    backlog = []
+    for minute in range(1, 11):
+        at = T0 + datetime.timedelta(minutes=minute)
+        batch = [_sample('h1', at + datetime.timedelta(seconds=120)), _sample('h2', at)]
+        backlog.append(_sample('h3', at))
+        if minute % 5 == 0:   # the collector delivers h3's 5 minutes at once
+            batch, backlog = batch + backlog, []
+        ingest.insert_samples(database, batch)
+        stats_history.read_statistics(database, history)
+        assert history.hosts['h1'][0][0] == at + datetime.timedelta(seconds=120)
+        assert history.hosts['h2'][0][0] == at
+        assert history.instances['h2-vm0'][0][0] == at
+        if minute % 5 == 0:
+            assert history.hosts['h3'][0][0] == at
+            assert len(history.hosts['h3']) == 3      # the backlog, read once
+            assert history.cpu['h3-vm2'] == (0.5, 0.5, 0.5)
+        view = cloud_view.build_view(_raw(history, now=at), cloud_view.Rules([]),
+                                     stats_max_age=120)
+        assert view.stale_hosts == (() if minute >= 5 else ('h3',))
+
+
+def test_a_row_committed_after_a_higher_id_is_read(concurrent_database):
+    database = concurrent_database
+    _store(database, 'h1', 0)
+    history = _history(database)
+    late = database.engine.connect()
+    try:
+        transaction = late.begin()
+        late.execute(db_statistics.HOSTS.insert().values(
+            host='h2', sampled_at=T0, cpu_used_percent=20.0, deleted=0,
+            created_at=db_statistics.server_utc_now()))   # takes an id, not committed
+        _store(database, 'h1', 1)                         # a higher id, committed
+        stats_history.read_statistics(database, history)
+        assert 'h2' not in history.hosts and len(history.hosts['h1']) == 2
+        assert history.host_ids.gaps
+        transaction.commit()
+    finally:
+        late.close()
     stats_history.read_statistics(database, history)
-    assert history.cpu['h2-vm1'] == (0.2,)
-    assert history.hosts['h2'][0][0] == T0 + datetime.timedelta(seconds=45)
+    assert history.hosts['h2'] == ((T0, 0.2),)
+    assert not history.host_ids.gaps
 
 
-def test_stopped_host_goes_stale_and_restart_rebuilds_the_same_history(database):
+def test_a_host_whose_samples_stop_goes_stale_and_restart_rebuilds(database):
     for minute in (0, 1):
         for host in ('h1', 'h2'):
             _store(database, host, minute)
@@ -110,18 +171,39 @@ def test_stopped_host_goes_stale_and_restart_rebuilds_the_same_history(database)
         _store(database, 'h1', minute, cpu=10.0 * minute)   # h2 stops sampling
         stats_history.read_statistics(database, history)
     assert history.hosts['h2'][0][0] == T0 + datetime.timedelta(minutes=1)
-    raw = observe.Raw(
-        services={h: {'host': h, 'status': 'enabled'} for h in ('h1', 'h2')},
-        hypervisors=[{'id': h, 'service': {'host': h}} for h in ('h1', 'h2')],
-        aggregates=[], servers={}, groups=[], migrations=[], inventories={},
-        records={h: {'suspend_state': 'active', 'disabled_by_drs': False}
-                 for h in ('h1', 'h2')},
-        requests=[], host_samples=history.hosts, instance_samples=history.instances,
-        cpu_history=history.cpu, suspendable={},
-        now=T0 + datetime.timedelta(minutes=4, seconds=30))
-    view = cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=120)
-    assert view.stale_hosts == ('h2',)
+    # The database received h2's last sample 5 minutes ago (its own clock).
+    with database.writer() as session:
+        session.execute(db_statistics.HOSTS.update().where(
+            db_statistics.HOSTS.c.host == 'h2').values(
+                created_at=db_statistics.server_now(session) - datetime.timedelta(minutes=5)))
     restarted = _history(database)
+    view = cloud_view.build_view(_raw(restarted), cloud_view.Rules([]), stats_max_age=120)
+    # h1's samples are stamped two days ago: its compute's clock is not the
+    # judge. (h3 never sent one.)
+    assert view.stale_hosts == ('h2', 'h3')
+    assert 250 < restarted.ages()['h2'] < 350
     assert restarted.hosts == history.hosts
     assert restarted.instances == history.instances
     assert restarted.cpu == history.cpu
+
+
+def test_ids_given_out_again_read_the_history_again(database):
+    _store(database, 'h1', 0)
+    history = _history(database)
+    with database.writer() as session:   # emptied, e.g. by the retention
+        for table in (db_statistics.HOSTS, db_statistics.INSTANCES):
+            session.execute(sa.delete(table))
+    stats_history.read_statistics(database, history)
+    _store(database, 'h2', 1)
+    stats_history.read_statistics(database, history)
+    assert history.hosts['h2'][0][0] == T0 + datetime.timedelta(minutes=1)
+
+
+def _raw(history, now=T0):
+    return observe.Raw(
+        services={h: {'host': h, 'status': 'enabled'} for h in HOSTS},
+        hypervisors=[{'id': h, 'service': {'host': h}} for h in HOSTS],
+        aggregates=[], servers={}, groups=[], migrations=[], inventories={},
+        records={h: {'suspend_state': 'active', 'disabled_by_drs': False} for h in HOSTS},
+        requests=[], host_samples=history.hosts, instance_samples=history.instances,
+        cpu_history=history.cpu, suspendable={}, now=now, stats_age=history.ages())

@@ -17,6 +17,8 @@ import os
 import tempfile
 import unittest
 
+import sqlalchemy as sa
+
 from nova_drs.db import api
 from nova_drs.db import migration
 from nova_drs.db import statistics as db_statistics
@@ -96,8 +98,57 @@ class StoreTests:
         remaining = [row['sampled_at'] for row in db_statistics.latest(self.db, 'h1', 10)]
         self.assertEqual([T0 + datetime.timedelta(minutes=3), cutoff], remaining)
         self.assertEqual((0, 0), db_statistics.purge(self.db, cutoff))
-        now = T0 + datetime.timedelta(minutes=3, seconds=30)
-        self.assertEqual((1, 1), db_statistics.purge_older_than(self.db, 60, now=now))
+
+    def test_retention_is_judged_on_the_database_clock(self):
+        ingest.insert_samples(self.db, [sample('h1', m, ['u1']) for m in range(2)])
+        # Taken days ago but received just now (a backlog, a compute behind):
+        # kept until the daemon could read them.
+        self.assertEqual((0, 0), db_statistics.purge_older_than(self.db, 60))
+        with self.db.writer() as session:
+            received = db_statistics.server_now(session)
+            for table in (db_statistics.HOSTS, db_statistics.INSTANCES):
+                session.execute(table.update().values(
+                    created_at=received - datetime.timedelta(seconds=61)))
+        self.assertEqual((2, 2), db_statistics.purge_older_than(self.db, 60))
+
+    def test_the_database_stamps_when_it_received_a_sample(self):
+        with self.db.reader() as session:
+            before = db_statistics.server_now(session)
+        ingest.insert_samples(self.db, [sample('h1', 0, ['u1'])])
+        with self.db.reader() as session:
+            after = db_statistics.server_now(session)
+            stamps = [session.execute(sa.select(table.c.created_at)).scalar_one()
+                      for table in (db_statistics.HOSTS, db_statistics.INSTANCES)]
+        for stamp in stamps:   # DATETIME without fractions on MariaDB: whole seconds
+            self.assertLessEqual(before.replace(microsecond=0), stamp)
+            self.assertLessEqual(stamp, after + datetime.timedelta(seconds=1))
+
+    def test_a_sample_stamped_in_the_future_takes_its_receive_time(self):
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None,
+                                                                   microsecond=0)
+        host = 'ahead-in-%s' % type(self).__name__   # warned once per process
+        ahead = sample(host, 0, ['u1'])
+        ahead['sampled_at'] = (now + datetime.timedelta(seconds=120)).isoformat()
+        ahead['instances'][0].update(
+            prev_updated_at=(now + datetime.timedelta(seconds=60)).isoformat(),
+            prev_block_dev_iops=0, block_dev_iops=600)
+        on_time = sample('h2', 0)
+        on_time['sampled_at'] = (now + datetime.timedelta(seconds=30)).isoformat()
+        with self.assertLogs('nova_drs.stats.ingest', 'WARNING') as logs:
+            ingest.insert_samples(self.db, [ahead, on_time])
+            ingest.insert_samples(self.db, [dict(ahead, sampled_at=(
+                now + datetime.timedelta(seconds=180)).isoformat())])
+        self.assertEqual(1, len(logs.output))     # one warning per host
+        self.assertIn(host, logs.output[0])
+        taken = [row['sampled_at'] for row in db_statistics.latest(self.db, host, 5)]
+        self.assertTrue(taken)
+        self.assertTrue(all(when <= now + ingest.MAX_AHEAD for when in taken))
+        # Within the bound, a compute's stamp is kept as it is.
+        self.assertEqual(now + datetime.timedelta(seconds=30),
+                         db_statistics.latest(self.db, 'h2')[0]['sampled_at'])
+        # The I/O rate keeps the compute's own interval (60 s, 0 to 600 I/O).
+        self.assertAlmostEqual(10.0, db_statistics.latest_instances(
+            self.db, ['u1'], 2)['u1'][-1]['iops'], delta=0.5)
 
     def test_collector_stores_wake_address_once(self):
         samples = [sample('h1', 0, mac='52:54:00:00:00:01'),
