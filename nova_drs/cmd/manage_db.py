@@ -10,11 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``nova-drs-manage db sync|version``."""
+"""``nova-drs-manage db sync|version|purge``."""
+
+from oslo_utils import timeutils
 
 from nova_drs.cmd import subcommands
 from nova_drs.db import api
 from nova_drs.db import migration
+from nova_drs.db import retention
 
 
 def _sync(conf):
@@ -41,8 +44,29 @@ def _version(conf):
     return 0
 
 
+def _purge(conf):
+    """Delete (or, --dry-run, count) the history past each table's retention."""
+    dry_run = conf.category.dry_run
+    names = conf.category.table or None
+    outcome = retention.purge(api.Database.from_conf(conf), conf, timeutils.utcnow(),
+                              dry_run=dry_run, names=names)
+    verb = 'would delete' if dry_run else 'deleted'
+    for name, (rows, _done) in outcome.items():
+        print('%s: %s %d rows' % (name, verb, rows))
+    return 0
+
+
 def add_parsers(subparsers):
     parsers = subcommands.category(subparsers, 'db', 'DRS database schema', {
         'sync': (_sync, 'create or upgrade the schema'),
-        'version': (_version, 'show current and head revision')})
+        'version': (_version, 'show current and head revision'),
+        'purge': (_purge, 'delete history older than its retention ([drs_retention], '
+                          '[loadbalancer] decision_retention, [drs_energy] '
+                          'reading_retention, [drs_stats] retention)')})
     parsers['sync'].add_argument('revision', nargs='?', default='heads')
+    parsers['purge'].add_argument('--dry-run', action='store_true',
+                                  help='count the rows that would be deleted, delete none')
+    parsers['purge'].add_argument('--table', action='append', metavar='TABLE',
+                                  choices=sorted(retention.BY_NAME),
+                                  help='only this table (repeatable; default: all of %s)'
+                                       % ', '.join(sorted(retention.BY_NAME)))

@@ -29,6 +29,7 @@ from nova_drs.conf import metrics
 from nova_drs.conf import oscillation
 from nova_drs.conf import power
 from nova_drs.conf import resources
+from nova_drs.conf import retention
 from nova_drs.conf import scale
 from nova_drs.conf import scheduler
 from nova_drs.conf import stats
@@ -48,6 +49,7 @@ _MODULES = (
     scale,
     metrics,
     oscillation,
+    retention,
 )
 
 

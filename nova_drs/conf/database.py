@@ -10,10 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The DRS database: group ``[drs_database]`` with oslo.db's usual options.
+"""The DRS database: group ``[drs_database]`` with oslo.db's engine options.
 
 nova-drs never touches nova's tables; it keeps its own schema in its own
-database, configured exactly like nova's ``[database]`` section.
+database, configured like nova's ``[database]`` section. Every option
+registered here reaches oslo.db's enginefacade (``nova_drs.db.api``); the
+oslo.db options only its ``DBAPI`` reads (``backend``, ``use_db_reconnect``,
+``db_*retr*``) and the asyncio URLs are not registered, since nova-drs uses
+neither.
 """
 
 import copy
@@ -29,7 +33,15 @@ database_group = cfg.OptGroup(
          'postgresql+psycopg2://user:pass@host/nova_drs. When connection is '
          'unset, a SQLite file under [drs] state_path is used.')
 
-database_opts = copy.deepcopy(db_options.database_opts)
+#: oslo.db options enginefacade does not read (DBAPI retries, its backend,
+#: asyncio engines): registering them would accept values that do nothing.
+NOT_HONOURED = frozenset(('backend', 'use_db_reconnect', 'db_retry_interval',
+                          'db_inc_retry_interval', 'db_max_retry_interval',
+                          'db_max_retries', 'asyncio_connection',
+                          'asyncio_slave_connection'))
+
+database_opts = [copy.deepcopy(opt) for opt in db_options.database_opts
+                 if opt.dest not in NOT_HONOURED]
 
 
 def list_opts():

@@ -28,6 +28,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
+from nova_drs.conf import retention
 
 ConfigError = drs_conf.ConfigError
 
@@ -130,6 +131,7 @@ def validate(conf):
                 _read(conf, name, opt_name)
         else:
             _read(conf, None, name)  # other groups only come back as a GroupAttr
+    retention.check(conf)
 
 
 def _file_in_the_way(path):

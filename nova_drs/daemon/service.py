@@ -38,6 +38,7 @@ from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
 from nova_drs.db import plans
 from nova_drs.db import requests as admin_requests
+from nova_drs.db import retention
 from nova_drs.db import rules as db_rules
 from nova_drs.observability import metrics
 from nova_drs.overcommit import placement_sync
@@ -76,6 +77,7 @@ class LoadBalancer:
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
         self.power_meter = measure.PowerMeter(conf, database, power_drivers)
+        self.history_purge = retention.DaemonPurge(conf, database)
 
     def _observer(self):
         """The observer keeps the cloud's inventory between cycles (per nova client)."""
@@ -147,6 +149,7 @@ class LoadBalancer:
         record.evacuations(actions)
         self._store_decisions(record, view, rules, held)
         self._read_power()
+        self.history_purge.run(raw.services, raw.records, raw.now)
         return summary
 
     def _read_power(self):

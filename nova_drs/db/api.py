@@ -20,6 +20,8 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from sqlalchemy.engine import url as sa_url
 
+from nova_drs.conf import database as database_conf
+
 
 class DatabaseError(Exception):
     """The DRS database cannot be used; the message says why, without secrets."""
@@ -63,22 +65,29 @@ class Database:
         if url.get_backend_name() == 'sqlite' and url.database:
             directory = os.path.dirname(os.path.abspath(url.database))
             os.makedirs(directory, exist_ok=True)
+        if engine_options.get('slave_connection'):
+            try:
+                sa_url.make_url(engine_options['slave_connection']).get_dialect()
+            except Exception as exc:
+                raise DatabaseError('invalid [drs_database] slave_connection %s: %s' % (
+                    masked(engine_options['slave_connection']), reason(exc))) from None
         self.connection = connection
         self._context = enginefacade.transaction_context()
         self._context.configure(connection=connection, **engine_options)
 
     @classmethod
     def from_conf(cls, conf):
+        """Every ``[drs_database]`` option, handed to enginefacade as it is.
+
+        enginefacade reads only a group named ``[database]`` (nova's own), so
+        the group's values are passed by name: one per registered option,
+        none left out (TLS ``connection_parameters``, ``slave_connection``
+        with ``synchronous_reader``, ``mysql_wsrep_sync_wait``...).
+        """
         group = conf.drs_database
-        return cls(connection_from_conf(conf),
-                   max_pool_size=group.max_pool_size,
-                   max_overflow=group.max_overflow,
-                   pool_timeout=group.pool_timeout,
-                   max_retries=group.max_retries,
-                   retry_interval=group.retry_interval,
-                   connection_recycle_time=group.connection_recycle_time,
-                   mysql_sql_mode=group.mysql_sql_mode,
-                   sqlite_synchronous=group.sqlite_synchronous)
+        options = {opt.dest: group[opt.dest] for opt in database_conf.database_opts
+                   if opt.dest != 'connection'}
+        return cls(connection_from_conf(conf), **options)
 
     @property
     def engine(self):

@@ -14,7 +14,7 @@
 
 One row per (cycle, subject): a host's load against the thresholds and its
 verdict, a server's move or what held it. Written in one INSERT per cycle,
-pruned in one DELETE per cycle (``[loadbalancer] decision_retention``).
+pruned every cycle in batches (``[loadbalancer] decision_retention``).
 """
 
 import datetime
@@ -23,6 +23,7 @@ import json
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import retention
 
 TABLE = models.LbDecision.__table__
 HOST = 'host'
@@ -44,11 +45,12 @@ def save(database, rows):
         session.execute(TABLE.insert(), rows)
 
 
-def prune(database, now, retention_hours):
-    """Delete decisions older than the retention (one DELETE); rows deleted."""
+def prune(database, now, retention_hours, batch_size=1000):
+    """Delete decisions older than the retention, ``batch_size`` rows per
+    transaction (a backlog never locks the table for long); rows deleted."""
     cutoff = now - datetime.timedelta(hours=retention_hours)
-    with database.writer() as session:
-        return session.execute(TABLE.delete().where(TABLE.c.cycle_at < cutoff)).rowcount
+    return retention.delete_in_batches(database, TABLE, TABLE.c.cycle_at < cutoff,
+                                       batch_size)[0]
 
 
 def explain(database, kind, subject, cycles):

@@ -116,12 +116,30 @@ def recent_moves(database, uuids, since):
             .group_by(table.c.instance_uuid)).all())
 
 
-def counts_by_status_and_reason(database):
-    """[(status, reason, migrations)], one grouped query over the whole table."""
+def counts_by_reason(database, since):
+    """{reason: migrations requested from ``since`` on} (a bounded window)."""
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return dict(session.execute(sa.select(table.c.reason, sa.func.count())
+                                    .where(table.c.created_at >= since)
+                                    .group_by(table.c.reason)).all())
+
+
+def finished_by_status_and_reason(database, since):
+    """[(status, reason, migrations)] that ended from ``since`` on (a bounded window)."""
     table = models.LbMigration.__table__
     with database.reader() as session:
         return session.execute(sa.select(table.c.status, table.c.reason, sa.func.count())
+                               .where(table.c.finished_at >= since)
                                .group_by(table.c.status, table.c.reason)).all()
+
+
+def count_open(database):
+    """Migrations requested and not finished yet, whenever requested (status index)."""
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return session.execute(sa.select(sa.func.count()).select_from(table)
+                               .where(table.c.status == REQUESTED)).scalar()
 
 
 def counts_by_status(database, sources, since, until):

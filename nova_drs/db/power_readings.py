@@ -13,7 +13,7 @@
 """Power readings of the hosts' BMCs (table ``drs_power_readings``).
 
 Written by the daemon's measuring step (one INSERT per cycle for every host
-it read), pruned by it in one DELETE (``[drs_energy] reading_retention``);
+it read), pruned by it in batches (``[drs_energy] reading_retention``);
 read by the energy report and the metrics in one grouped query each.
 """
 
@@ -22,6 +22,7 @@ import datetime
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import retention
 
 TABLE = models.DrsPowerReading.__table__
 
@@ -35,11 +36,12 @@ def save(database, read_at, watts_by_host):
                                          for host, watts in sorted(watts_by_host.items())])
 
 
-def prune(database, now, retention_hours):
-    """Delete readings older than the retention (one DELETE); rows deleted."""
+def prune(database, now, retention_hours, batch_size=1000):
+    """Delete readings older than the retention, ``batch_size`` rows per
+    transaction (a backlog never locks the table for long); rows deleted."""
     cutoff = now - datetime.timedelta(hours=retention_hours)
-    with database.writer() as session:
-        return session.execute(TABLE.delete().where(TABLE.c.read_at < cutoff)).rowcount
+    return retention.delete_in_batches(database, TABLE, TABLE.c.read_at < cutoff,
+                                       batch_size)[0]
 
 
 def newest(database, hosts=None):

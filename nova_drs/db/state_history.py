@@ -54,11 +54,13 @@ def state_before(database, when, hosts=None):
         return dict(session.execute(query).all())
 
 
-def counts_by_state(database):
-    """{state: transitions into it}, one grouped query (suspends, wakes, errors)."""
+def counts_by_state(database, since):
+    """{state: transitions into it from ``since`` on}, one grouped query over the
+    changed_at index (suspends, wakes, errors)."""
     with database.reader() as session:
         return dict(session.execute(
-            sa.select(TABLE.c.state, sa.func.count()).group_by(TABLE.c.state)).all())
+            sa.select(TABLE.c.state, sa.func.count()).where(TABLE.c.changed_at >= since)
+            .group_by(TABLE.c.state)).all())
 
 
 def recent(database, since, states):
@@ -70,8 +72,3 @@ def recent(database, since, states):
             .where(TABLE.c.changed_at >= since, TABLE.c.state.in_(states))
             .order_by(TABLE.c.host, TABLE.c.changed_at, TABLE.c.id)).all()
 
-
-def first_change_at(database):
-    """When the history began (its oldest transition), or None when empty."""
-    with database.reader() as session:
-        return session.execute(sa.select(sa.func.min(TABLE.c.changed_at))).scalar()

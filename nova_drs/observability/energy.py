@@ -174,10 +174,7 @@ def _first_left(host_changes):
                 first, 'active')
 
 
-def saved_kwh_total(database, conf, curves=None):
-    """kWh saved since the history began: the monotonic counter of the metrics."""
-    first = state_history.first_change_at(database)
-    if first is None:
-        return 0.0
-    totals, _, _ = _account(database, conf, first, timeutils.utcnow(), None, curves or {})
+def saved_kwh(database, conf, since, curves=None):
+    """kWh saved from ``since`` to now (the metrics read a bounded window)."""
+    totals, _, _ = _account(database, conf, since, timeutils.utcnow(), None, curves or {})
     return totals.saved_wh / 1000

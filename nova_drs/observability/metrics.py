@@ -62,8 +62,12 @@ HELD_TOTAL = prometheus_client.Counter(
 REASONS = {'overload': 'overload', 'underload': 'underload', 'capacity': 'capacity',
            'evacuating host for suspend': 'evacuate'}
 WAKE_BUCKETS = (30, 60, 120, 300, 600, 1200, 1800, 3600)
-#: Wake latencies are computed over this much history at each scrape.
+#: Every figure read from a history table covers a bounded window, never the
+#: whole table: counts the last hour (what a "per hour" panel shows), wake
+#: latencies and energy saved the last day.
+COUNT_WINDOW = datetime.timedelta(hours=1)
 WAKE_LATENCY_WINDOW = datetime.timedelta(days=1)
+ENERGY_WINDOW = datetime.timedelta(days=1)
 
 #: What the daemon saw last: {host: cluster} and {host: power curve}.
 _view = {'clusters': {}, 'curves': {}}
@@ -140,39 +144,41 @@ class DatabaseCollector:
                                      value=sum(1 for r in rows if r[2]))
 
     def _migrations(self):
-        rows = lb_migrations.counts_by_status_and_reason(self.database)
-        requested = core.CounterMetricFamily(
-            'nova_drs_migrations_requested', 'Migrations the daemon asked nova for.',
-            labels=['reason'])
-        finished = core.CounterMetricFamily(
-            'nova_drs_migrations_finished', 'Migrations that ended, by outcome.',
+        since = timeutils.utcnow() - COUNT_WINDOW
+        requested = core.GaugeMetricFamily(
+            'nova_drs_migrations_requested_last_hour',
+            'Migrations the daemon asked nova for in the last hour.', labels=['reason'])
+        finished = core.GaugeMetricFamily(
+            'nova_drs_migrations_finished_last_hour',
+            'Migrations that ended in the last hour, by outcome.',
             labels=['status', 'reason'])
-        running = core.GaugeMetricFamily('nova_drs_migrations_in_progress',
-                                         'Migrations requested and not finished yet.')
-        totals, ends, in_progress = {}, {}, 0
-        for status, reason, count in rows:
+        totals, ends = {}, {}
+        for reason, count in lb_migrations.counts_by_reason(self.database, since).items():
             reason = REASONS.get(reason, 'other')
             totals[reason] = totals.get(reason, 0) + count
-            if status == 'requested':
-                in_progress += count
-            else:
-                ends[(status, reason)] = ends.get((status, reason), 0) + count
+        for status, reason, count in lb_migrations.finished_by_status_and_reason(
+                self.database, since):
+            key = (status, REASONS.get(reason, 'other'))
+            ends[key] = ends.get(key, 0) + count
         for reason, count in sorted(totals.items()):
             requested.add_metric([reason], count)
         for key, count in sorted(ends.items()):
             finished.add_metric(list(key), count)
-        running.add_metric([], in_progress)
         yield requested
         yield finished
-        yield running
+        yield core.GaugeMetricFamily('nova_drs_migrations_in_progress',
+                                     'Migrations requested and not finished yet.',
+                                     value=lb_migrations.count_open(self.database))
 
     def _transitions(self):
-        counts = state_history.counts_by_state(self.database)
-        recent = state_history.recent(self.database, timeutils.utcnow() - WAKE_LATENCY_WINDOW,
+        now = timeutils.utcnow()
+        counts = state_history.counts_by_state(self.database, now - COUNT_WINDOW)
+        recent = state_history.recent(self.database, now - WAKE_LATENCY_WINDOW,
                                       ('waking', 'active', 'error'))
-        transitions = core.CounterMetricFamily(
-            'nova_drs_host_transitions', 'Host state transitions by the state entered '
-            '(suspended = suspends, waking = wakes).', labels=['state'])
+        transitions = core.GaugeMetricFamily(
+            'nova_drs_host_transitions_last_hour', 'Host state transitions of the last '
+            'hour by the state entered (suspended = suspends, waking = wakes).',
+            labels=['state'])
         for state, count in sorted(counts.items()):
             transitions.add_metric([state], count)
         yield transitions
@@ -233,10 +239,11 @@ class DatabaseCollector:
         yield drawn
         yield saved
         yield measured
-        yield core.CounterMetricFamily(
-            'nova_drs_energy_saved_kwh', 'Estimated kWh saved against all hosts on, '
-            'since the host state history began.',
-            value=energy.saved_kwh_total(self.database, self.conf, curves))
+        yield core.GaugeMetricFamily(
+            'nova_drs_energy_saved_kwh_last_day', 'Estimated kWh saved against all '
+            'hosts on, over the last 24 hours.',
+            value=energy.saved_kwh(self.database, self.conf,
+                                   timeutils.utcnow() - ENERGY_WINDOW, curves))
 
 
 _collector = []

@@ -69,18 +69,18 @@ class TestMetricsAfterConsolidation(test_daemon_cycle.DaemonTestBase):
             suspended_at = session.execute(sa.select(models.DrsHost.state_changed_at).where(
                 models.DrsHost.host == 'host1')).scalar_one()
         self.assertEqual([('done', 'evacuating host for suspend')], migrations)
-        self.assertEqual(1, samples[('nova_drs_migrations_requested_total',
+        self.assertEqual(1, samples[('nova_drs_migrations_requested_last_hour',
                                      (('reason', 'evacuate'),))])
-        self.assertEqual(1, samples[('nova_drs_migrations_finished_total',
+        self.assertEqual(1, samples[('nova_drs_migrations_finished_last_hour',
                                      (('reason', 'evacuate'), ('status', 'done')))])
         self.assertEqual(0, samples[('nova_drs_migrations_in_progress', ())])
         self.assertEqual(1, samples[('nova_drs_hosts',
                                      (('cluster', 'cluster1'), ('state', 'suspended')))])
         self.assertEqual(2, samples[('nova_drs_hosts',
                                      (('cluster', 'cluster1'), ('state', 'active')))])
-        self.assertEqual(1, samples[('nova_drs_host_transitions_total',
+        self.assertEqual(1, samples[('nova_drs_host_transitions_last_hour',
                                      (('state', 'suspending'),))])
-        self.assertEqual(1, samples[('nova_drs_host_transitions_total',
+        self.assertEqual(1, samples[('nova_drs_host_transitions_last_hour',
                                      (('state', 'suspended'),))])
         self.assertEqual(0, samples[('nova_drs_hosts_in_error', ())])
         self.assertEqual(0, samples[('nova_drs_stale_hosts', ())])
@@ -95,7 +95,7 @@ class TestMetricsAfterConsolidation(test_daemon_cycle.DaemonTestBase):
         self.assertEqual(95.0, samples[('nova_drs_power_saved_watts',
                                         (('cluster', 'cluster1'),))])
         seconds = (timeutils.utcnow() - suspended_at).total_seconds()
-        saved = samples[('nova_drs_energy_saved_kwh_total', ())]
+        saved = samples[('nova_drs_energy_saved_kwh_last_day', ())]
         self.assertGreater(saved, 0)
         self.assertLessEqual(saved, 95.0 * (seconds + 1) / 3.6e6 + 1e-4)
         self.assertEqual(cycles, samples[('nova_drs_cycle_phase_seconds_count',

@@ -19,6 +19,7 @@ import sys
 import urllib.request
 
 from oslo_config import cfg
+from oslo_utils import timeutils
 import pytest
 
 from nova_drs import conf as drs_conf
@@ -93,7 +94,10 @@ def test_every_transition_is_recorded_in_the_same_transaction(database):
     assert [(c['host'], c['state'], c['reason'])
             for c in state_history.changes(database)] == [
         ('h1', 'suspending', 'underload'), ('h1', 'suspended', 'down')]
-    assert state_history.counts_by_state(database) == {'suspending': 1, 'suspended': 1}
+    since = datetime.datetime(2000, 1, 1)
+    assert state_history.counts_by_state(database, since) == {'suspending': 1, 'suspended': 1}
+    assert state_history.counts_by_state(database, timeutils.utcnow() + datetime.timedelta(
+        seconds=1)) == {}
 
 
 def test_energy_report_integrates_history(tmp_path, database):

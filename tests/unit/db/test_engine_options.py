@@ -1,0 +1,88 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Every ``[drs_database]`` option registered reaches the engine."""
+
+from oslo_config import cfg
+from oslo_db.sqlalchemy import enginefacade
+import pytest
+import sqlalchemy as sa
+
+from nova_drs import conf as drs_conf
+from nova_drs.conf import database as database_conf
+from nova_drs.db import api
+from nova_drs.db import hosts
+from nova_drs.db import migration
+from tests import services
+
+
+def _conf(tmp_path, text):
+    conf = cfg.ConfigOpts()
+    drs_conf.register_opts(conf)
+    path = tmp_path / 'nova.conf'
+    path.write_text('[drs]\nstate_path = %s\n%s' % (tmp_path / 'state', text))
+    conf(['--config-file', str(path)])
+    return conf
+
+
+def test_every_registered_option_is_one_enginefacade_reads():
+    known = set()
+    factory = enginefacade._TransactionFactory()
+    for options in (factory._url_cfg, factory._engine_cfg, factory._facade_cfg):
+        known |= set(options)
+    registered = {opt.dest for opt in database_conf.database_opts}
+    assert registered <= known
+    assert not registered & database_conf.NOT_HONOURED
+    assert 'db_max_retries' not in registered and 'backend' not in registered
+
+
+def test_connection_parameters_and_sql_mode_reach_mariadb(tmp_path):
+    scratch = services.ScratchDatabase('mariadb')
+    conf = _conf(tmp_path, '[drs_database]\nconnection = %s\n'
+                           'connection_parameters = charset=latin1\n'
+                           'mysql_sql_mode = ANSI_QUOTES\n' % scratch.url)
+    database = api.Database.from_conf(conf)
+    try:
+        with database.reader() as session:
+            charset, mode = session.execute(
+                sa.text('SELECT @@character_set_client, @@SESSION.sql_mode')).one()
+        assert charset == 'latin1'
+        assert 'ANSI_QUOTES' in mode
+    finally:
+        database.dispose()
+        scratch.drop()
+
+
+def test_slave_connection_serves_readers_when_not_synchronous(tmp_path):
+    primary, replica = tmp_path / 'primary.sqlite', tmp_path / 'replica.sqlite'
+    for path, host in ((primary, 'on-primary'), (replica, 'on-replica')):
+        seed = api.Database('sqlite:///%s' % path)
+        migration.sync(seed)
+        hosts.ensure(seed, host)
+        seed.dispose()
+    conf = _conf(tmp_path, '[drs_database]\nconnection = sqlite:///%s\n'
+                           'slave_connection = sqlite:///%s\nsynchronous_reader = false\n'
+                           % (primary, replica))
+    database = api.Database.from_conf(conf)
+    try:
+        assert set(hosts.states(database)) == {'on-replica'}
+        with database.writer() as session:
+            writer_hosts = set(session.scalars(sa.text('SELECT host FROM drs_hosts')))
+        assert writer_hosts == {'on-primary'}
+    finally:
+        database.dispose()
+
+
+def test_bad_slave_connection_is_one_line(tmp_path):
+    conf = _conf(tmp_path, '[drs_database]\nslave_connection = nosuchdb://x\n')
+    with pytest.raises(api.DatabaseError, match='invalid .drs_database. slave_connection'):
+        api.Database.from_conf(conf)
