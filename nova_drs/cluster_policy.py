@@ -16,22 +16,20 @@ The scheduler weighers, the nova-loadbalancer daemon and anything that
 shows a host's policy call this module, so they cannot disagree: a host
 outside every ``drs_policy`` aggregate (or whose aggregates disagree, or
 carry an invalid value) gets ``[loadbalancer] default_policy`` (``none``:
-left alone). An invalid value is reported once per aggregate, key and value
-by the Resolver that saw it.
+left alone). The keys are declared and parsed by nova_drs.aggregate_keys;
+an invalid value is reported once per aggregate, key and value by the
+Resolver that saw it.
 """
 
-import logging
-import threading
-
-LOG = logging.getLogger(__name__)
+from nova_drs import aggregate_keys
 
 POLICY_KEY = 'drs_policy'
 AUTOMATION_KEY = 'drs_automation'
 NONE = 'none'
 POWER_SAVING = 'power_saving'
 EVEN_DISTRIBUTION = 'even_distribution'
-POLICIES = (NONE, EVEN_DISTRIBUTION, POWER_SAVING)
-AUTOMATION_LEVELS = ('manual', 'automatic')
+POLICIES = aggregate_keys.POLICIES
+AUTOMATION_LEVELS = aggregate_keys.AUTOMATION_LEVELS
 #: The cluster of hosts outside every aggregate carrying ``drs_policy``.
 DEFAULT_CLUSTER = 'default'
 
@@ -45,41 +43,16 @@ def cluster_name(aggregates):
     return DEFAULT_CLUSTER
 
 
-class Resolver:
-    """Policy and automation of hosts/clusters, with one warn-once.
+class Resolver(aggregate_keys.Reader):
+    """Policy, automation and cluster keys of hosts/clusters, with one warn-once.
 
     ``aggregates`` arguments are iterables of ``(name, metadata)`` pairs so
     that nova's Aggregate objects and the REST API's dicts both fit.
     """
 
-    def __init__(self):
-        self._warned = set()
-        self._lock = threading.Lock()
-
-    def warn_invalid(self, aggregate, key, value, expected):
-        """Log once per (aggregate, key, value): the value is ignored."""
-        marker = (aggregate, key, value)
-        with self._lock:
-            if marker in self._warned:
-                return
-            self._warned.add(marker)
-        LOG.warning('aggregate %s: ignoring invalid metadata %s=%r (expected %s)',
-                    aggregate, key, value, expected)
-
-    def _word(self, name, metadata, key, words, default):
-        """``key``'s value among ``words`` (case and spaces ignored), else ``default``."""
-        raw = (metadata or {}).get(key)
-        if raw is None:
-            return default
-        value = str(raw).strip().lower()
-        if value in words:
-            return value
-        self.warn_invalid(name, key, raw, ' | '.join(words))
-        return default
-
     def aggregate_policy(self, name, metadata):
         """The aggregate's valid ``drs_policy``, or None (unset or invalid)."""
-        return self._word(name, metadata, POLICY_KEY, POLICIES, None)
+        return self.value(name, metadata, POLICY_KEY)
 
     def host_policy(self, aggregates, default):
         """The policy of a host in these aggregates; ``default`` unless they
@@ -101,4 +74,15 @@ class Resolver:
 
     def automation(self, name, metadata, default):
         """``drs_automation`` of a cluster's aggregate, else ``default``."""
-        return self._word(name, metadata, AUTOMATION_KEY, AUTOMATION_LEVELS, default)
+        return self.value(name, metadata, AUTOMATION_KEY, default)
+
+    def cluster_value(self, aggregates, key, fallback):
+        """Cluster-wide key ``key`` of a host in ``aggregates``: the value its
+        DRS cluster's aggregate holds (what the daemon plans the cluster
+        with), else ``fallback``."""
+        aggregates = list(aggregates)
+        cluster = cluster_name(aggregates)
+        for name, metadata in aggregates:
+            if name == cluster:
+                return self.value(name, metadata, key, fallback)
+        return fallback

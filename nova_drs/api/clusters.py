@@ -16,14 +16,15 @@ A host's cluster is nova_drs.cluster_policy.cluster_name(), as for the
 daemon; hosts in no ``drs_policy`` aggregate form the cluster ``default``.
 The floor is ``min_active_hosts + hosts_in_reserve``, each from the
 cluster's aggregate metadata when it holds a non-negative integer, else
-from ``[loadbalancer]`` (nova_drs.daemon.service reads them the same way),
-so an admin's suspend is held to the limit the daemon keeps.
+from ``[loadbalancer]`` (read through nova_drs.aggregate_keys, as the daemon
+reads them), so an admin's suspend is held to the limit the daemon keeps.
 """
 
 import collections
 
 from nova import objects
 
+from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs.api import nova_hosts
 
@@ -35,14 +36,6 @@ class Cluster(collections.namedtuple(
     @property
     def floor(self):
         return self.min_active_hosts + self.hosts_in_reserve
-
-
-def _int_meta(metadata, key, default):
-    try:
-        value = int(metadata[key])
-    except (KeyError, TypeError, ValueError):
-        return default
-    return value if value >= 0 else default
 
 
 def cluster_of(context, host, conf):
@@ -58,6 +51,7 @@ def cluster_of(context, host, conf):
                if cluster_policy.cluster_name(of_host[member]) == name}
     metadata = next((a.metadata or {} for a in aggregates if a.name == name), {})
     group = conf.loadbalancer
+    read = aggregate_keys.READER.value
     return Cluster(name, frozenset(members | {host}),
-                   _int_meta(metadata, 'min_active_hosts', group.min_active_hosts),
-                   _int_meta(metadata, 'hosts_in_reserve', group.hosts_in_reserve))
+                   read(name, metadata, 'min_active_hosts', group.min_active_hosts),
+                   read(name, metadata, 'hosts_in_reserve', group.hosts_in_reserve))

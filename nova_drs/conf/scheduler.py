@@ -48,8 +48,10 @@ scheduler_opts = [
                  help='Power-saving weigher: a host whose CPU or RAM '
                       'allocation (per-aggregate ratios) would exceed this '
                       'percentage after placing the instance is the least '
-                      'preferred. Aggregate metadata '
-                      '"drs_high_utilization_percent" overrides it.'),
+                      'preferred. Aggregate metadata "high_utilization" of the '
+                      'host\'s DRS cluster overrides it (the mark above which the '
+                      'daemon relieves hosts, too); "drs_high_utilization_percent" '
+                      'is its deprecated name.'),
     cfg.FloatOpt('power_saving_weight_multiplier',
                  default=1.0, min=0.0,
                  help='Multiplier of the power-saving (packing) weigher; it '

@@ -83,11 +83,7 @@ class ClusterPlanner:
                 migrations=tuple(m for m in view.snapshot.migrations
                                  if m.source in names and m.destination in names),
                 now=view.snapshot.now)
-            limits = model.SafetyLimits(
-                min_active_hosts=self._int_meta(cluster, meta, 'min_active_hosts',
-                                                group.min_active_hosts),
-                hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
-                                                group.hosts_in_reserve))
+            limits = self.safety_limits(cluster, meta)
             consolidating = policy_name == cluster_policy.POWER_SAVING
             policy = (self._cluster_policy(cluster, meta) if consolidating
                       else self._even_policy(cluster, meta))
@@ -105,9 +101,9 @@ class ClusterPlanner:
 
     def _even_policy(self, cluster, meta):
         """even_distribution with the cluster's oVirt-style thresholds."""
-        high = self._number_meta(cluster, meta, 'high_utilization', 1, 100)
-        tolerance = self._number_meta(cluster, meta, 'balance_tolerance', 0, 100)
-        minutes = self._number_meta(cluster, meta, 'overcommit_duration', 1, 1440)
+        high = self.resolver.value(cluster, meta, 'high_utilization')
+        tolerance = self.resolver.value(cluster, meta, 'balance_tolerance')
+        minutes = self.resolver.value(cluster, meta, 'overcommit_duration')
         period = self.conf.loadbalancer.period
         return even.EvenDistributionPolicy(
             high=(high if high is not None else even.DEFAULT_HIGH * 100) / 100.0,
@@ -127,14 +123,14 @@ class ClusterPlanner:
         if not isinstance(self.policy, drs.DrsPolicy):
             return self.policy
         overrides = {}
-        high = self._number_meta(cluster, meta, 'high_utilization', 1, 100)
+        high = self.resolver.value(cluster, meta, 'high_utilization')
         if high is not None:
             overrides['overload_now'] = high / 100.0
             overrides['place_now'] = min(self.policy.place_now, high / 100.0)
-        low = self._number_meta(cluster, meta, 'low_utilization', 0, 100)
+        low = self.resolver.value(cluster, meta, 'low_utilization')
         if low is not None:
             overrides['underload'] = low / 100.0
-        minutes = self._number_meta(cluster, meta, 'overcommit_duration', 1, 1440)
+        minutes = self.resolver.value(cluster, meta, 'overcommit_duration')
         if minutes is not None:
             overrides['window'] = max(1, round(minutes * 60 / self.conf.loadbalancer.period))
         if not overrides:
@@ -144,33 +140,6 @@ class ClusterPlanner:
             setattr(tuned, name, value)
         return tuned
 
-    def _number_meta(self, cluster, meta, key, low, high):
-        if key not in meta:
-            return None
-        try:
-            value = float(meta[key])
-            if not low <= value <= high:
-                raise ValueError
-            return value
-        except (TypeError, ValueError):
-            self._warn_once(cluster, key, meta[key], 'a number in [%s, %s]' % (low, high))
-            return None
-
-    def _int_meta(self, cluster, meta, key, default):
-        if key not in meta:
-            return default
-        try:
-            value = int(meta[key])
-            if value < 0:
-                raise ValueError
-            return value
-        except (TypeError, ValueError):
-            self._warn_once(cluster, key, meta[key], 'an integer >= 0')
-            return default
-
-    def _warn_once(self, cluster, key, value, expected):
-        self.resolver.warn_invalid(cluster, key, value, expected)
-
     def safety_limits(self, cluster, meta):
         """The floor of ``cluster`` as plan() computes it, for the orchestrator's
         locked check at act time (``meta``: the cluster's aggregate metadata)."""
@@ -178,8 +147,7 @@ class ClusterPlanner:
             meta = {}  # not a DRS cluster: global defaults, as in plan()
         group = self.conf.loadbalancer
         return model.SafetyLimits(
-            min_active_hosts=self._int_meta(cluster, meta, 'min_active_hosts',
-                                            group.min_active_hosts),
-            hosts_in_reserve=self._int_meta(cluster, meta, 'hosts_in_reserve',
-                                            group.hosts_in_reserve))
-
+            min_active_hosts=self.resolver.value(cluster, meta, 'min_active_hosts',
+                                                 group.min_active_hosts),
+            hosts_in_reserve=self.resolver.value(cluster, meta, 'hosts_in_reserve',
+                                                 group.hosts_in_reserve))

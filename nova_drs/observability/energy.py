@@ -24,6 +24,7 @@ import re
 
 from oslo_utils import timeutils
 
+from nova_drs import aggregate_keys
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.db import power_readings
@@ -60,13 +61,9 @@ def host_curves(aggregates):
     """
     curves = {}
     for aggregate in sorted(aggregates, key=lambda a: a['name']):
-        text = (aggregate.get('metadata') or {}).get(CURVE_KEY)
-        if text is None:
-            continue
-        try:
-            curve = power_model.parse_curve(text)
-        except ValueError as exc:
-            LOG.warning('aggregate %s: ignoring %s: %s', aggregate['name'], CURVE_KEY, exc)
+        curve = aggregate_keys.READER.value(aggregate['name'], aggregate.get('metadata'),
+                                            CURVE_KEY)
+        if curve is None:
             continue
         for host in aggregate.get('hosts') or ():
             curves.setdefault(host, curve)

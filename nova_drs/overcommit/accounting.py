@@ -51,12 +51,6 @@ def parse_ratio(raw):
     return value
 
 
-def effective_ratio(valid_ratios, fallback):
-    """Smallest of the valid aggregate ratios; ``fallback`` when there is none."""
-    valid = [ratio for ratio in valid_ratios if ratio is not None]
-    return min(valid) if valid else fallback
-
-
 def scale_factor(deployed_ratio, current_ratio):
     """How much one unit of flavor counts now: ``max(1, y / x)``."""
     if not deployed_ratio or deployed_ratio <= 0:

@@ -17,48 +17,18 @@ aggregates (the keys nova's removed AggregateCoreFilter/AggregateRamFilter
 used). A host in several aggregates gets the smallest valid value; invalid
 values (not a number, <= 0, > MAX_ALLOCATION_RATIO) are ignored with one
 warning per aggregate, key and value, and the host's own ratio applies when
-no valid value is left.
+no valid value is left (nova_drs.aggregate_keys declares and parses both).
 """
 
-import threading
-
-from oslo_log import log as logging
-
+from nova_drs import aggregate_keys
 from nova_drs.overcommit import accounting
-
-LOG = logging.getLogger(__name__)
-
-_warned = set()
-_warned_lock = threading.Lock()
-
-
-def _warn_once(aggregate, key, raw):
-    name = getattr(aggregate, 'name', None) or getattr(aggregate, 'id', '?')
-    marker = (getattr(aggregate, 'id', name), key, raw)
-    with _warned_lock:
-        if marker in _warned:
-            return
-        _warned.add(marker)
-    LOG.warning('Ignoring invalid metadata %(key)s=%(raw)r of aggregate %(name)s: '
-                'expected a number greater than 0 and at most %(max)s; the '
-                'host\'s own allocation ratio applies instead',
-                {'key': key, 'raw': raw, 'name': name,
-                 'max': accounting.MAX_ALLOCATION_RATIO})
 
 
 def aggregate_ratio(aggregates, key, fallback):
     """Effective ratio ``key`` for a host in ``aggregates`` (objects with metadata)."""
-    valid = []
-    for aggregate in aggregates or ():
-        raw = (getattr(aggregate, 'metadata', None) or {}).get(key)
-        if raw is None:
-            continue
-        value = accounting.parse_ratio(raw)
-        if value is None:
-            _warn_once(aggregate, key, raw)
-        else:
-            valid.append(value)
-    return accounting.effective_ratio(valid, fallback)
+    return aggregate_keys.READER.smallest(
+        ((getattr(a, 'name', None) or getattr(a, 'id', '?'), getattr(a, 'metadata', None))
+         for a in aggregates or ()), key, fallback)
 
 
 def host_ratios(aggregates, cpu_fallback, ram_fallback):

@@ -30,6 +30,7 @@ import time
 
 from oslo_log import log as logging
 
+from nova_drs import aggregate_keys
 from nova_drs.daemon import nova_api
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.db import requests as db_requests
@@ -44,13 +45,19 @@ HOST = 'OS-EXT-SRV-ATTR:host'
 
 
 def is_true(value):
+    """Server metadata / image property truth (``dynamically_scalable``)."""
     return str(value).strip().lower() in ('1', 'true', 'yes', 'on')
+
+
+def _name(aggregate):
+    return aggregate.get('name') or aggregate['id']
 
 
 def scale_cluster(aggregates, host):
     """The aggregate of ``host`` with drs_scale_enabled=true (lowest id), or None."""
     enabled = [a for a in aggregates if host in (a.get('hosts') or ())
-               and is_true((a.get('metadata') or {}).get(ENABLED_KEY))]
+               and aggregate_keys.READER.value(_name(a), a.get('metadata'), ENABLED_KEY,
+                                               False)]
     return min(enabled, key=lambda a: a['id']) if enabled else None
 
 
@@ -60,7 +67,7 @@ def _flavor_of_server(server):
 
 
 def _ratio(aggregate, key):
-    return accounting.parse_ratio((aggregate.get('metadata') or {}).get(key))
+    return aggregate_keys.READER.value(_name(aggregate), aggregate.get('metadata'), key)
 
 
 def _figures(inventories, usages, resource_class):

@@ -16,10 +16,10 @@ per-aggregate multipliers and the weigher that acts on one policy only.
 Which DRS weigher acts on a host is decided by nova_drs.cluster_policy, the
 resolver the daemon uses too: aggregate metadata ``drs_policy`` = ``none`` |
 ``even_distribution`` | ``power_saving``, else ``[loadbalancer]
-default_policy``. Invalid values are ignored with one warning.
+default_policy``. Every aggregate key is read through nova_drs.aggregate_keys
+(invalid values are ignored with one warning).
 """
 
-from nova.scheduler import utils as scheduler_utils
 from nova.scheduler import weights
 
 from nova_drs import cluster_policy
@@ -29,7 +29,7 @@ from nova_drs.scheduling import request_view
 CONF = drs_conf.CONF
 
 POLICY_KEY = cluster_policy.POLICY_KEY
-HIGH_UTILIZATION_KEY = 'drs_high_utilization_percent'
+HIGH_UTILIZATION_KEY = 'high_utilization'
 #: Measured load the compute_resources plugins put into HostState.stats.
 STAT_CPU_PERCENT = 'drs_cpu_used_percent'
 STAT_MEMORY_USED_MB = 'drs_memory_used_mb'
@@ -39,29 +39,19 @@ STAT_MEMORY_TOTAL_MB = 'drs_memory_total_mb'
 RESOLVER = cluster_policy.Resolver()
 
 
+def _aggregates(host_state):
+    return [(a.name, a.metadata) for a in host_state.aggregates or ()]
+
+
 def host_policy(host_state):
-    return RESOLVER.host_policy(
-        ((a.name, a.metadata) for a in host_state.aggregates or ()),
-        CONF.loadbalancer.default_policy)
+    return RESOLVER.host_policy(_aggregates(host_state), CONF.loadbalancer.default_policy)
 
 
 def high_utilization(host_state):
-    """Threshold in percent: aggregate metadata (smallest valid), else the option."""
-    valid = []
-    for aggregate in host_state.aggregates or ():
-        raw = (aggregate.metadata or {}).get(HIGH_UTILIZATION_KEY)
-        if raw is None:
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        if 0 < value <= 100:
-            valid.append(value)
-        else:
-            RESOLVER.warn_invalid(aggregate.name, HIGH_UTILIZATION_KEY, raw,
-                                  'a percentage in (0, 100]')
-    return min(valid) if valid else CONF.drs_scheduler.high_utilization_percent
+    """Threshold in percent: the host's DRS cluster's ``high_utilization``
+    (the value the daemon plans that cluster with), else the option."""
+    return RESOLVER.cluster_value(_aggregates(host_state), HIGH_UTILIZATION_KEY,
+                                  CONF.drs_scheduler.high_utilization_percent)
 
 
 def view_policy(view, host_state):
@@ -106,8 +96,8 @@ class AggregateMultiplier:
         key = tuple(map(id, host_state.aggregates))
         value = memo.get(key)
         if value is None:
-            value = memo[key] = scheduler_utils.get_weight_multiplier(
-                host_state, self._metadata_key,
+            value = memo[key] = RESOLVER.smallest(
+                _aggregates(host_state), self._metadata_key,
                 getattr(CONF.drs_scheduler, self._option_name))
         return value
 

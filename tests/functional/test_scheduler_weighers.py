@@ -46,7 +46,7 @@ class PowerSavingWeigherTest(WeigherTestBase):
 
     def test_packs_below_the_high_utilization_mark(self):
         self.aggregate('P', self.COMPUTE_HOSTS, drs_policy='power_saving',
-                       cpu_allocation_ratio='1.0', drs_high_utilization_percent='50',
+                       cpu_allocation_ratio='1.0', high_utilization='50',
                        drs_power_saving_weight_multiplier='100')
         order = self.landing_order(10)
         # 5 x 1 vCPU = 50 % of a 10-vCPU host; the 6th would pass the mark
@@ -56,7 +56,7 @@ class PowerSavingWeigherTest(WeigherTestBase):
 
     def test_without_the_policy_nova_spreads(self):
         self.aggregate('P', self.COMPUTE_HOSTS, cpu_allocation_ratio='1.0',
-                       drs_high_utilization_percent='50',
+                       high_utilization='50',
                        drs_power_saving_weight_multiplier='100')
         self.assertEqual(3, len(set(self.landing_order(3))))
 

@@ -16,6 +16,7 @@ import logging
 
 from oslo_config import cfg
 
+from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs.conf import loadbalancer
 
@@ -30,7 +31,7 @@ def test_unlisted_host_gets_the_default_and_one_aggregate_decides():
 
 def test_conflicts_and_invalid_values_fall_back_with_one_warning(caplog):
     resolver = cluster_policy.Resolver()
-    caplog.set_level(logging.WARNING, cluster_policy.LOG.name)
+    caplog.set_level(logging.WARNING, aggregate_keys.LOG.name)
     for _ in range(3):
         assert resolver.host_policy([('c1', {'drs_policy': 'chaos'})], 'none') == 'none'
         assert resolver.host_policy([('c1', {'drs_policy': 'power_saving'}),

@@ -122,7 +122,3 @@ class ParseRatio(unittest.TestCase):
     def test_invalid(self):
         for raw in ('abc', '-1', '0', '1e9', '', 'nan', 'inf', '100.01', None):
             self.assertIsNone(accounting.parse_ratio(raw), raw)
-
-    def test_effective_ratio(self):
-        self.assertEqual(1.0, accounting.effective_ratio([4.0, 1.0, None], 16.0))
-        self.assertEqual(16.0, accounting.effective_ratio([None], 16.0))

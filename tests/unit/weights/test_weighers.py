@@ -20,7 +20,7 @@ from nova import objects
 from nova.scheduler import host_manager
 from oslo_config import fixture as config_fixture
 
-from nova_drs import cluster_policy
+from nova_drs import aggregate_keys
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
@@ -74,11 +74,11 @@ class PolicyTest(WeigherTestCase):
         self.assertEqual('power_saving', base.host_policy(host_state('h')))
         self.assertEqual('even_distribution', base.host_policy(host_state(
             'h', aggregates=[aggregate(1, drs_policy='Even_Distribution')])))
-        with self.assertLogs(cluster_policy.LOG, 'WARNING'):
+        with self.assertLogs(aggregate_keys.LOG, 'WARNING'):
             self.assertEqual('power_saving', base.host_policy(host_state(
                 'h', aggregates=[aggregate(2, drs_policy='even_distribution'),
                                  aggregate(3, drs_policy='none')])))
-        with self.assertLogs(cluster_policy.LOG, 'WARNING'):
+        with self.assertLogs(aggregate_keys.LOG, 'WARNING'):
             self.assertEqual('power_saving', base.host_policy(host_state(
                 'h', aggregates=[aggregate(4, drs_policy='greedy')])))
 
@@ -128,7 +128,7 @@ class EvenDistributionTest(WeigherTestCase):
 
 class PowerSavingTest(WeigherTestCase):
 
-    AGG = aggregate(20, drs_policy='power_saving', drs_high_utilization_percent='50')
+    AGG = aggregate(20, drs_policy='power_saving', high_utilization='50')
 
     def test_fullest_host_below_threshold_wins(self):
         weigher = power_saving.PowerSavingWeigher()
