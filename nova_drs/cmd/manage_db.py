@@ -12,6 +12,8 @@
 
 """``nova-drs-manage db sync|version|purge``."""
 
+import datetime
+
 from oslo_utils import timeutils
 
 from nova_drs.cmd import subcommands
@@ -48,11 +50,16 @@ def _purge(conf):
     """Delete (or, --dry-run, count) the history past each table's retention."""
     dry_run = conf.category.dry_run
     names = conf.category.table or None
-    outcome = retention.purge(api.Database.from_conf(conf), conf, timeutils.utcnow(),
-                              dry_run=dry_run, names=names)
+    database = api.Database.from_conf(conf)
+    now = timeutils.utcnow()
+    outcome = retention.purge(database, conf, now, dry_run=dry_run, names=names)
     verb = 'would delete' if dry_run else 'deleted'
     for name, (rows, _done) in outcome.items():
         print('%s: %s %d rows' % (name, verb, rows))
+    hours = conf.loadbalancer.plan_retention
+    if hours and (names is None or 'lb_plans' in names):
+        print('lb_plans: %s %d finished plans' % (verb, retention.purge_plans(
+            database, now - datetime.timedelta(hours=hours), dry_run)))
     return 0
 
 
@@ -61,12 +68,13 @@ def add_parsers(subparsers):
         'sync': (_sync, 'create or upgrade the schema'),
         'version': (_version, 'show current and head revision'),
         'purge': (_purge, 'delete history older than its retention ([drs_retention], '
-                          '[loadbalancer] decision_retention, [drs_energy] '
-                          'reading_retention, [drs_stats] retention)')})
+                          '[loadbalancer] decision_retention and plan_retention, '
+                          '[drs_energy] reading_retention, [drs_stats] retention for '
+                          'cycle inventories; samples: "stats purge")')})
     parsers['sync'].add_argument('revision', nargs='?', default='heads')
     parsers['purge'].add_argument('--dry-run', action='store_true',
                                   help='count the rows that would be deleted, delete none')
     parsers['purge'].add_argument('--table', action='append', metavar='TABLE',
-                                  choices=sorted(retention.BY_NAME),
+                                  choices=sorted(retention.BY_NAME) + ['lb_plans'],
                                   help='only this table (repeatable; default: all of %s)'
-                                       % ', '.join(sorted(retention.BY_NAME)))
+                                       % ', '.join(sorted(retention.BY_NAME) + ['lb_plans']))

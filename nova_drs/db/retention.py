@@ -27,6 +27,7 @@ import logging
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import plans
 
 LOG = logging.getLogger(__name__)
 
@@ -139,6 +140,17 @@ def purge(database, conf, now, dry_run=False, max_batches=None, names=None):
     return {policy.name: purge_table(database, policy, policy.hours(conf), now, batch_size,
                                      max_batches, dry_run)
             for policy in POLICIES if names is None or policy.name in names}
+
+
+def purge_plans(database, older_than, dry_run=False):
+    """Finished plans last changed before ``older_than`` that ``plans.purge``
+    deletes (with their actions), or, dry run, counts."""
+    if not dry_run:
+        return plans.purge(database, older_than)
+    table = models.LbPlan.__table__
+    changed = sa.func.coalesce(table.c.updated_at, table.c.created_at)
+    return count(database, table, sa.and_(table.c.status.in_(plans.FINISHED),
+                                          changed < older_than))
 
 
 # --- DRS records of computes nova no longer lists ---------------------------

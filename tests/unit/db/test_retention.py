@@ -266,3 +266,20 @@ def test_metrics_count_a_bounded_window(tmp_path, database):
     assert samples[('nova_drs_migrations_in_progress', ())] == 1
     assert samples[('nova_drs_host_transitions_last_hour', (('state', 'waking'),))] == 1
     assert ('nova_drs_host_transitions_last_hour', (('state', 'suspended'),)) not in samples
+
+
+def test_manage_db_purge_covers_finished_plans(tmp_path, capsys):
+    conf = _conf_file(tmp_path, '[loadbalancer]\nplan_retention = 24\n')
+    assert manage.main(['--config-file', conf, 'db', 'sync']) == 0
+    database = api.Database('sqlite:///%s' % (tmp_path / 'state' / 'nova_drs.sqlite'))
+    old = timeutils.utcnow() - 48 * HOUR
+    _insert(database, models.LbPlan, [
+        {'mode': 'manual', 'status': 'done', 'created_at': old, 'updated_at': old},
+        {'mode': 'manual', 'status': 'pending', 'created_at': old, 'updated_at': None}])
+    capsys.readouterr()
+    assert manage.main(['--config-file', conf, 'db', 'purge', '--dry-run',
+                        '--table', 'lb_plans']) == 0
+    assert capsys.readouterr().out.strip() == 'lb_plans: would delete 1 finished plans'
+    assert manage.main(['--config-file', conf, 'db', 'purge', '--table', 'lb_plans']) == 0
+    assert capsys.readouterr().out.strip() == 'lb_plans: deleted 1 finished plans'
+    assert _rows(database, models.LbPlan, 'status') == [('pending',)]
