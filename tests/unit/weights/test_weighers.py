@@ -18,10 +18,12 @@ import unittest
 
 from nova import objects
 from nova.scheduler import host_manager
+from nova.scheduler import weights as nova_weights
 from oslo_config import fixture as config_fixture
 
 from nova_drs import aggregate_keys
 from nova_drs import conf as drs_conf
+from nova_drs import weights as drs_weights
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs.db import overcommit as db_overcommit
@@ -143,3 +145,15 @@ class PowerSavingTest(WeigherTestCase):
         state = host_state('h', vcpus_used=3,
                            aggregates=[aggregate(21, drs_policy='power_saving')])
         self.assertEqual(0.0, power_saving.PowerSavingWeigher()._weigh_object(state, self.spec))
+
+
+class WeigherListsTest(unittest.TestCase):
+
+    def test_drs_weighers_are_ours_only_and_the_old_list_warns(self):
+        ours = [power_saving.PowerSavingWeigher, even_distribution.EvenDistributionWeigher,
+                drs_weights.MigrationWeigher]
+        self.assertEqual(ours, drs_weights.drs_weighers())
+        with self.assertLogs(drs_weights.LOG.logger, 'WARNING') as logs:
+            self.assertEqual(nova_weights.all_weighers() + ours, drs_weights.all_weighers())
+        self.assertIn('nova.scheduler.weights.all_weighers,nova_drs.weights.drs_weighers',
+                      logs.output[0])
