@@ -58,6 +58,9 @@ CASES = [
     ('nova-drs-manage', '[drs_stats]\nretention = 5\n', ['db', 'version'],
      'nova-drs-manage: invalid value for option [drs_stats] retention: '
      'Should be greater than or equal to 60'),
+    ('nova-loadbalancer', '[drs_retention]\nmigrations = 12\n', [],
+     'nova-loadbalancer: [drs_retention] migrations (12 h) must exceed [drs_oscillation] '
+     'oscillation_window (86400 s): the purge would delete history it reads'),
     ('nova-drs-collector', '[DEFAULT]\nrate_limit_burst = many\n', [],
      'nova-drs-collector: invalid value for option [DEFAULT] rate_limit_burst: '
      "invalid literal for int() with base 10: 'many'"),
