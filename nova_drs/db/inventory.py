@@ -14,7 +14,8 @@
 
 The daemon writes what each real cycle planned from, minus the CPU
 histories that the statistics tables already hold; ``nova-drs-sim
---from-stats`` joins both again. Purged with the statistics.
+--from-stats`` joins both again. Purged with the statistics, and in batches
+by the daemon's history purge (``nova_drs.db.retention``).
 """
 
 import json
