@@ -121,11 +121,12 @@ def closed_loop_table(results):
     for result in results:
         loop = result['closed_loop']
         lines.append('%s closed loop: %d invariant violations %s, faults %s, %d failed '
-                     'migrations, %d sleeps under an hour, %d cycles (%d failed)' % (
+                     'migrations, %d sleeps under an hour, %.0f overloaded host-minutes, '
+                     '%.2f kWh drawn by empty hosts not yet down, %d cycles (%d failed)' % (
                          report.label(result), loop['invariant_violations'],
                          loop['violations'], loop['faults'], loop['failed_migrations'],
-                         loop['sleeps_under_an_hour'], loop['cycles'],
-                         loop['cycle_errors']))
+                         loop['sleeps_under_an_hour'], loop['overloaded_host_minutes'],
+                         loop['idle_on_kwh'], loop['cycles'], loop['cycle_errors']))
     return '\n'.join(lines) + '\n'
 
 

@@ -78,7 +78,9 @@ class TwinAccumulator(metrics.Accumulator):
                 if allocated < requested * (1 - 1e-9):
                     self.violation_time += seconds
             elif on:
-                energy += power_model.power(self.curves[i], 0.0) * seconds
+                idle = power_model.power(self.curves[i], 0.0) * seconds
+                self.idle_on_ws += idle
+                energy += idle
         self.energy_ws += energy
         self._sample_energy += energy
 
@@ -96,6 +98,8 @@ class TwinAccumulator(metrics.Accumulator):
         self._step_migrations = 0
 
     _sample_energy = 0.0
+    #: Energy of hosts powered on with nothing on them (the core counts none).
+    idle_on_ws = 0.0
 
 
 class ClosedLoop:
@@ -370,6 +374,8 @@ class ClosedLoop:
             ping_pong=self.ping_pong.count, host_shutdowns=self.power.shutdowns,
             sleeps_under_an_hour=sum(1 for _h, s in self.power.sleeps if s < SHORT_SLEEP),
             failed_migrations=self.failed_migrations, cycles=cycles,
+            idle_on_kwh=self.acc.idle_on_ws / 3.6e6,
+            overloaded_host_minutes=self.acc.violation_time / 60.0,
             cycle_errors=self.cycle_errors, retired_vms=len(self.retired),
             invariant_violations=sum(self.violations.values()),
             violations=dict(self.violations), faults=self.faults.as_dict(),

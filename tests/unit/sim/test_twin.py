@@ -12,6 +12,8 @@
 
 """The closed-loop twin: the shipped daemon cycle against a simulated cloud."""
 
+import json
+
 import pytest
 
 from nova_drs.cmd import sim as sim_cli
@@ -85,3 +87,22 @@ def test_cli_closed_loop_needs_drs_and_traces(tmp_path, capsys):
     with pytest.raises(SystemExit):
         sim_cli.main([str(tmp_path), '--closed-loop', '--policy', 'thr_mmt_0.8'])
     assert '--closed-loop runs the drs policy' in capsys.readouterr().err
+
+
+def test_cli_closed_loop_prints_both_rows_and_writes_json(tmp_path, capsys):
+    day = tmp_path / 'day'
+    day.mkdir()
+    names, data = synthetic.traces(400, 6, seed=4)
+    for name, row in zip(names, data, strict=True):
+        (day / name).write_text('\n'.join(str(round(x * 100)) for x in row) + '\n')
+    out = tmp_path / 'result.json'
+    assert sim_cli.main([str(day), '--closed-loop', '--hosts', '8', '--samples', '6',
+                         '--faults', '1', '--json', str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert 'drs core only' in printed and 'drs closed loop' in printed
+    result = json.loads(out.read_text())[0]
+    assert result['vms'] == 4                      # 400 files x 8 hosts / 800
+    loop_result = result['closed_loop']
+    assert loop_result['invariant_violations'] == 0
+    assert set(loop_result['faults']) == {'nova_5xx', 'migration_failed', 'host_no_wake'}
+    assert {'energy_kwh', 'slav', 'migrations', 'ping_pong'} <= set(loop_result)
