@@ -80,6 +80,8 @@ class DrsPolicy:
         for j, i in enumerate(state.vm_host):
             if i is not None:
                 self.load[i] += self.size[j]
+        for j, i in state.arrivals:  # servers an emptied host is about to send there
+            self.load[i] += self.size[j]
         self.start_load = list(self.load)
 
     def predicted(self, state, i):

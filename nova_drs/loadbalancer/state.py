@@ -17,10 +17,17 @@ change goes through :meth:`WorkingState.move`, which enforces the safety
 invariants, so no algorithm can produce an unsafe plan however it is written.
 """
 
+import heapq
+
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import power
 
 HISTORY_LENGTH = 30  # samples kept per instance, as CloudSim's PowerVm
+#: Hosts being emptied: their servers still need a place on the active hosts.
+EVACUATING = frozenset((model.SUSPENDING, model.ENTERING_MAINTENANCE))
+#: Hosts (most spare CPU first) a leaving server is tried on before it is
+#: left unreserved: keeps the reservation O(servers log hosts).
+ARRIVAL_TRIES = 8
 
 
 class WorkingState:
@@ -72,6 +79,7 @@ class WorkingState:
         self.suspended_hosts = [i for i, st in enumerate(self.power_state)
                                 if st == model.SUSPENDED]
         self.suspended_set = frozenset(self.suspended_hosts)
+        self.arrivals = self._reserve_evacuations()
         self.start_demand = list(self.demand)
         self.start_utilisation = [min(d / c, 1.0)
                                   for d, c in zip(self.demand, self.capacity, strict=True)]
@@ -113,6 +121,48 @@ class WorkingState:
                 per_host = self.anti_affinity.setdefault(group, {})
                 if self.vm_group_policy[j] == model.ANTI_AFFINITY:
                     per_host[i] = per_host.get(i, 0) + 1
+
+    def _reserve_evacuations(self):
+        """Reserve, on the cluster's active hosts, the servers of hosts being
+        emptied (suspending, entering maintenance); [(instance, host)].
+
+        Those servers are about to land on the active hosts (the host
+        lifecycle moves them over the next cycles): a plan that ignored them
+        would empty another host onto the capacity they are about to take,
+        then find the survivors overloaded and wake hosts again. A host
+        given arrivals is pinned as a migration's destination is (not emptied
+        in this plan: they would have nowhere to go). Each goes,
+        largest first, where the most CPU is spare and it fits, a cautious
+        guess of where nova's scheduler will put it (a server that fits on
+        none of the ARRIVAL_TRIES hosts with most spare CPU reserves nothing).
+        One heap per cluster: O(servers log hosts).
+        """
+        leaving = [j for i, state in enumerate(self.power_state) if state in EVACUATING
+                   for j in self.vms[i]]
+        if not leaving:
+            return []
+        spare = {}
+        for i in self.active_hosts:
+            if not self.excluded[i]:
+                spare.setdefault(self.cluster[i], []).append(
+                    (self.demand[i] - self.capacity[i], i))
+        for heap in spare.values():
+            heapq.heapify(heap)
+        arrivals = []
+        for j in sorted(leaving, key=lambda j: (-self.vm_demand[j], j)):
+            heap = spare.get(self.cluster[self.vm_host[j]])
+            tried = []
+            while heap and len(tried) < ARRIVAL_TRIES:
+                _key, i = heapq.heappop(heap)
+                tried.append(i)
+                if self.fits(j, i):
+                    self._reserve(j, i)
+                    self.pinned[i] += 1
+                    arrivals.append((j, i))
+                    break
+            for i in tried:
+                heapq.heappush(heap, (self.demand[i] - self.capacity[i], i))
+        return arrivals
 
     # -- bookkeeping -------------------------------------------------------
     def _append(self, inst, host):
