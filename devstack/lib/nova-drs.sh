@@ -22,6 +22,7 @@
 #   NOVA_DRS_AUTH_PROJECT_NAME, NOVA_DRS_AUTH_DOMAIN_NAME, NOVA_DRS_REGION_NAME
 #                         the daemon's [drs_auth] (an admin service user)
 #   NOVA_DRS_LB_PERIOD    [loadbalancer] period
+#   NOVA_DRS_REQUEST_TIMEOUT  [drs_auth] timeout (seconds per nova/placement request)
 #   NOVA_DRS_COLLECTOR_CONF_FILES
 #                         space-separated nova config files nova-drs-collector
 #                         reads (default: NOVA_CONF); they must give nova's
@@ -120,6 +121,7 @@ configure_nova_drs() {
     iniset "$drs_conf" drs_auth user_domain_name "$NOVA_DRS_AUTH_DOMAIN_NAME"
     iniset "$drs_conf" drs_auth project_domain_name "$NOVA_DRS_AUTH_DOMAIN_NAME"
     iniset "$drs_conf" drs_auth region_name "$NOVA_DRS_REGION_NAME"
+    iniset "$drs_conf" drs_auth timeout "$NOVA_DRS_REQUEST_TIMEOUT"
     chmod 600 "$drs_conf"
 }
 

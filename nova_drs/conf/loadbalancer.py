@@ -100,6 +100,13 @@ daemon_opts = [
     cfg.IntOpt('max_wakes_per_cycle', default=5, min=0,
                help='Hosts one cluster starts waking in one cycle; the rest of '
                     'the plan waits for later cycles. 0 wakes nothing.'),
+    cfg.IntOpt('cycle_timeout', default=600, min=1,
+               help='Seconds one cycle may run. A cycle still running then '
+                    '(a hung nova, placement or power call) is abandoned: '
+                    'logged, the leadership released at once so a standby '
+                    'takes over, and this daemon stays a standby until the '
+                    'hung call returns. Every request it makes is bounded by '
+                    '[drs_auth] timeout.'),
 ]
 
 # nova-loadbalancer re-reads these on SIGHUP and builds its next cycle from
@@ -114,6 +121,10 @@ auth_group = cfg.OptGroup(
          'section, e.g. auth_type = password, auth_url, username, password, '
          'project_name, user_domain_name, project_domain_name.')
 
+#: Seconds any one nova or placement request may take ([drs_auth] timeout):
+#: keystoneauth's own default is to wait forever.
+REQUEST_TIMEOUT = 60
+
 endpoint_opts = [
     cfg.StrOpt('region_name', help='Region of the compute and placement endpoints.'),
     cfg.ListOpt('valid_interfaces', default=['internal', 'public'],
@@ -121,17 +132,32 @@ endpoint_opts = [
 ]
 
 
+def session_opts():
+    """keystoneauth's session options, ``timeout`` with a default: a nova-api
+    that accepts the connection and never answers must not hang a cycle."""
+    opts = ks_loading.get_session_conf_options()
+    for index, opt in enumerate(opts):
+        if opt.dest == 'timeout':
+            opts[index] = cfg.IntOpt(
+                'timeout', default=REQUEST_TIMEOUT, min=1,
+                help='Seconds one nova or placement request may take before '
+                     'it fails (connect and each read). A cycle whose request '
+                     'timed out observes nothing and acts on nothing; see '
+                     'also [loadbalancer] cycle_timeout.')
+    return opts
+
+
 def register_opts(conf):
     conf.register_group(loadbalancer_group)
     conf.register_opts(daemon_opts, group=loadbalancer_group)
     conf.register_group(auth_group)
     conf.register_opts(endpoint_opts, group=auth_group)
-    ks_loading.register_session_conf_options(conf, auth_group.name)
+    conf.register_opts(session_opts(), group=auth_group)
     ks_loading.register_auth_conf_options(conf, auth_group.name)
 
 
 def list_opts():
-    auth_opts = (ks_loading.get_session_conf_options()
+    auth_opts = (session_opts()
                  + ks_loading.get_auth_common_conf_options()
                  + ks_loading.get_auth_plugin_conf_options('password'))
     return [(loadbalancer_group, daemon_opts), (auth_group, endpoint_opts + auth_opts)]

@@ -54,6 +54,8 @@ class View:
     in_flight: tuple = ()
     #: uuid -> drs:automation level of every server that opted out.
     opt_out: dict = dataclasses.field(default_factory=dict)
+    #: host -> observe.HostFault: hosts a fault of their own left out of the cycle.
+    faulty_hosts: dict = dataclasses.field(default_factory=dict)
 
 
 def build_view(raw, rules, stats_max_age):
@@ -74,7 +76,7 @@ def build_view(raw, rules, stats_max_age):
                 clusters={a['name']: a.get('metadata') or {} for a in raw.aggregates},
                 stale_hosts=tuple(stale), aggregates=raw.aggregates,
                 hypervisors=hypervisors, inventories=raw.inventories,
-                in_flight=under_way(raw), opt_out=levels)
+                in_flight=under_way(raw), opt_out=levels, faulty_hosts=dict(raw.faulty))
 
 
 def _fresh(raw, name, max_age):
@@ -86,14 +88,16 @@ def _fresh(raw, name, max_age):
 
 def _host(raw, hypervisor, membership, rules, max_age):
     """A hypervisor as a core Host: capacity from placement, excluded when its
-    statistics are stale, it is down or disabled by someone else, or a rule denies it."""
+    statistics are stale, it is down or disabled by someone else, a rule denies
+    it, or a fault of its own left it out of this cycle."""
     name = hypervisor['service']['host']
     inventory = raw.inventories.get(hypervisor['id'], {}).get('inventories', {})
     vcpu = inventory.get('VCPU', {})
     ram = inventory.get('MEMORY_MB', {})
     record = raw.records[name]
     service = raw.services[name]
-    excluded = (not _fresh(raw, name, max_age) or service.get('forced_down')
+    excluded = (name in raw.faulty or not _fresh(raw, name, max_age)
+                or service.get('forced_down')
                 or (service['status'] == 'disabled' and not record['disabled_by_drs'])
                 or not rules.allows(name, membership.get(name, ()), hypervisor, service))
     return model.Host(

@@ -223,6 +223,18 @@ class Coordinator:
                 return False
             return self._confirm_ownership()
 
+    def step_down(self, reason):
+        """Give the leadership up now (a cycle was abandoned): release the lock
+        so a standby wins it at its next try.
+
+        The heartbeat thread only renews a lock this daemon leads with, so it
+        no longer keeps it; the daemon runs for leader again at its next
+        :meth:`is_leader` call, which the launcher makes only once the
+        abandoned cycle has returned.
+        """
+        with self._mutex:
+            self._demote(reason)
+
     def fence_token(self):
         """FenceToken of the current leadership; NotLeader if there is none."""
         with self._mutex:

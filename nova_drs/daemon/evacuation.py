@@ -136,6 +136,17 @@ class EvacuationSteps:
         except nova_api.NovaRequestFailed as exc:
             drs_migrations.finish(self.db, request_id, 'failed')
             return self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc))
+        except nova_api.NovaUnavailable as exc:
+            if exc.status is None:
+                # No answer: whether nova took the move is unknown; the open
+                # request makes the next cycle ask nova (_nova_outcome).
+                raise
+            # nova answered with an error: the move did not start. The host
+            # gives up like on a refusal, and the fault takes it out of the
+            # cycle (service._advance_lifecycles); other hosts go on.
+            drs_migrations.finish(self.db, request_id, 'failed')
+            self._give_up(record, 'nova failed to move %s: %s' % (uuid, exc))
+            raise
         self._crash_point('%s:migration-requested' % phase)
         return False
 

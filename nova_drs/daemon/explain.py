@@ -52,6 +52,14 @@ class Decisions:
             head = reason.split(' but kept on: ')[0]
             self.by_subject[kind, subject] = (verdict, '%s but kept on: %s' % (head, why),
                                               refusal, refused)
+        self.host_faults(view.faulty_hosts)
+
+    def host_faults(self, faulty):
+        """Hosts a fault of their own left out of the cycle, whatever the core said."""
+        refusal = core.Refusal.HOST_FAULT.value
+        for host, fault in faulty.items():
+            self.by_subject[core.HOST, host] = (
+                KEPT, 'left out of this cycle: %s' % fault, refusal, ())
 
     def held(self, held):
         """Servers the oscillation guard kept in place (and their hosts)."""

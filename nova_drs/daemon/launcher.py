@@ -24,6 +24,13 @@ two cycles loses nothing and the next start resumes where this one stopped.
   ``[loadbalancer]`` option) and calls ``reset``; the next cycle is built from
   the new values. A new value the daemon cannot use is logged and the cycle
   keeps the old ones.
+* Watchdog: each cycle runs in a thread of its own, joined for at most
+  ``[loadbalancer] cycle_timeout``. A cycle still running then (a call that
+  hangs) is abandoned: logged, the leadership released at once so a standby
+  takes over, and no new cycle starts until the abandoned one has returned
+  (a Python thread cannot be killed; every nova and placement request is
+  bounded by ``[drs_auth] timeout``). Once released, ``still_leader`` answers
+  False, so the abandoned cycle acts on nothing more when its call returns.
 """
 
 import threading
@@ -49,6 +56,7 @@ class LoadBalancerService(service.Service):
         self._stopping = threading.Event()
         self._reload = threading.Event()
         self._thread = None
+        self._cycle = None  # the thread of the running (or abandoned) cycle
 
     def start(self):
         super().start()
@@ -62,15 +70,40 @@ class LoadBalancerService(service.Service):
 
     def _run(self):
         while not self._stopping.is_set():
-            if self._reload.is_set():
-                self._reload.clear()
-                self._rebuild()
-            try:
-                LOG.info('cycle: %s', self.balancer.run_cycle())
-            except Exception:
-                LOG.exception('cycle failed; the next one starts from a fresh view')
+            if self._cycle is not None and self._cycle.is_alive():
+                LOG.warning('the abandoned cycle has not returned yet; standing by')
+            else:
+                if self._reload.is_set():
+                    self._reload.clear()
+                    self._rebuild()
+                self._watch(self._start_cycle())
             self._stopping.wait(self.conf.loadbalancer.period)
         LOG.info('nova-loadbalancer stopped between two cycles')
+
+    def _start_cycle(self):
+        self._cycle = threading.Thread(target=self._one_cycle, args=(self.balancer,),
+                                       name='drs-cycle', daemon=True)
+        self._cycle.start()
+        return self._cycle
+
+    @staticmethod
+    def _one_cycle(balancer):
+        try:
+            LOG.info('cycle: %s', balancer.run_cycle())
+        except Exception:
+            LOG.exception('cycle failed; the next one starts from a fresh view')
+
+    def _watch(self, cycle):
+        """Wait for ``cycle`` up to cycle_timeout; abandon it past that."""
+        timeout = self.conf.loadbalancer.cycle_timeout
+        cycle.join(timeout)
+        if not cycle.is_alive():
+            return
+        LOG.error('cycle still running after [loadbalancer] cycle_timeout (%d s): '
+                  'abandoned; leadership released, standing by until it returns',
+                  timeout)
+        if self.coordinator is not None:
+            self.coordinator.step_down('cycle overran cycle_timeout (%d s)' % timeout)
 
     def _rebuild(self):
         try:

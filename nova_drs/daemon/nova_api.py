@@ -44,7 +44,16 @@ MAX_PAGES = 100000
 
 
 class NovaUnavailable(Exception):
-    """nova or placement could not answer; the cycle must not act on half a view."""
+    """nova or placement could not answer; the cycle must not act on half a view.
+
+    ``status`` is the 5xx nova answered, None when no answer came at all
+    (refused, reset, timed out): a 5xx on one host's or one server's request
+    is that host's fault (the cycle goes on without it), no answer is nova's.
+    """
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status
 
 
 class IncompleteListing(NovaUnavailable):
@@ -94,7 +103,7 @@ class NovaAPI:
             status = exc.status_code or 0
             message = '%s %s: HTTP %s %s' % (method, what, status, exc.details or exc)
             if status >= 500 or not status:
-                raise NovaUnavailable(message) from None
+                raise NovaUnavailable(message, status or None) from None
             raise NovaRequestFailed(message, status) from None
         except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
             raise NovaUnavailable('%s %s: %s' % (method, what, exc)) from None

@@ -69,6 +69,19 @@ class Raw:
     #: host -> seconds since the DRS database received its newest sample
     #: (the database server's clock): what ``stats_max_age`` judges
     stats_age: dict = dataclasses.field(default_factory=dict)
+    #: host -> why a fault of its own takes it out of this cycle (HostFault)
+    faulty: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class HostFault:
+    """Why one host sits out one cycle: ``kind`` is the metric's label."""
+
+    kind: str
+    reason: str
+
+    def __str__(self):
+        return self.reason
 
 
 class Inventory:
@@ -83,6 +96,7 @@ class Inventory:
         self._cycles = 0            # incremental refreshes since the last full one
         self._hosts = None          # compute service hosts seen last time
         self.last_refresh = None    # 'full' or 'incremental'
+        self.faulty = {}            # host -> HostFault of the last refresh
 
     def invalidate(self):
         """Forget everything: the next refresh re-lists (after a failed cycle)."""
@@ -148,21 +162,53 @@ class Inventory:
         return None
 
     def _refresh_inventories(self, hypervisors):
+        """Inventories of every compute node placement can describe.
+
+        A compute node placement lists no provider for, or whose inventories
+        placement answers with an error, is its host's fault: the host sits
+        out the cycle (``self.faulty``), every other one is read as usual.
+        Only the provider listing itself failing stops the cycle.
+        """
         generations = self.nova.resource_providers()
-        wanted = {h['id'] for h in hypervisors}
-        missing = wanted - set(generations)
-        if missing:
-            raise nova_api.IncompleteListing(
-                'placement lists no resource provider for compute nodes %s'
-                % ', '.join(sorted(missing)))
+        host_of = {h['id']: h['service']['host'] for h in hypervisors}
+        self.faulty = {}
+        for uuid in sorted(set(host_of) - set(generations)):
+            self._fault(host_of[uuid], 'no_resource_provider',
+                        'placement lists no resource provider for its compute node %s' % uuid)
+        wanted = set(host_of) & set(generations)
         stale = [uuid for uuid in sorted(wanted)
                  if self.providers.get(uuid, (None,))[0] != generations[uuid]]
-        fresh = self.nova.concurrently(self.nova.provider_inventory_body, stale)
+        fresh = self.nova.concurrently(self._inventory_or_fault, stale)
         for uuid, body in fresh.items():
+            if isinstance(body, Exception):
+                wanted.discard(uuid)
+                self._fault(host_of[uuid], 'inventory_unreadable',
+                            'placement did not return the inventories of %s: %s'
+                            % (uuid, body))
+                continue
             self.providers[uuid] = (body.get('resource_provider_generation',
                                              generations[uuid]), body)
         self.providers = {uuid: self.providers[uuid] for uuid in wanted}
         return {uuid: body for uuid, (_gen, body) in self.providers.items()}
+
+    def _inventory_or_fault(self, provider_uuid):
+        """One provider's inventories, or the error placement answered for it.
+
+        No answer at all (placement down or hung) is raised: that is not one
+        host's fault.
+        """
+        try:
+            return self.nova.provider_inventory_body(provider_uuid)
+        except nova_api.NovaRequestFailed as exc:
+            return exc
+        except nova_api.NovaUnavailable as exc:
+            if exc.status is None:
+                raise
+            return exc
+
+    def _fault(self, host, kind, reason):
+        LOG.warning('%s: left out of this cycle: %s', host, reason)
+        self.faulty[host] = HostFault(kind, reason)
 
 
 def _newest(servers, since):
@@ -209,7 +255,8 @@ class Observer:
             host_samples=self.history.hosts, instance_samples=self.history.instances,
             cpu_history=self.history.cpu, stats_age=self.history.ages(),
             suspendable=self._suspendable_hosts(records, now), now=now,
-            recent_migrations=self._recent_migrations(now))
+            recent_migrations=self._recent_migrations(now),
+            faulty=dict(self.inventory.faulty))
 
     def _recent_migrations(self, now):
         """nova's migration records changed within the cooldown: one paged listing,

@@ -122,17 +122,20 @@ class LoadBalancer:
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
                 with metrics.observe_phase('lifecycle'):
-                    self._advance_lifecycles()
+                    raw.faulty.update(self._advance_lifecycles())
                 self.orchestrator.settle(raw, group.migration_timeout)
                 if group.sync_overcommit:
                     self._sync_overcommit(raw)
                 raw = self.observer.reread_after_act(raw)
             view = cloud_view.build_view(raw, rules, group.stats_max_age)
         except nova_api.NovaUnavailable as exc:
+            # A listing that could not be read whole (one host's faults never
+            # get here): re-list everything next cycle.
             self.observer.inventory.invalidate()
             LOG.error('cycle skipped, nothing done: %s', exc)
             return {'skipped': str(exc)}
         metrics.note_view(view)
+        metrics.count_host_faults(fault.kind for fault in raw.faulty.values())
         record = explain.Decisions()
         with metrics.observe_phase('plan'):
             actions = planned = self.planner.plan(view, record)
@@ -140,7 +143,8 @@ class LoadBalancer:
         actions, held = oscillation.hold(
             self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
             guard.max_moves_per_server, guard.oscillation_window)
-        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts), 'held': held}
+        summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts), 'held': held,
+                   'faulty_hosts': {host: str(fault) for host, fault in raw.faulty.items()}}
         if dry_run:
             return summary
         self._record_inventory(view, planned, raw.now)
@@ -186,22 +190,39 @@ class LoadBalancer:
             LOG.exception('decisions of this cycle not stored (drs explain)')
 
     def _advance_lifecycles(self):
-        """One lifecycle step for every host in a power transition (one query)."""
+        """One lifecycle step for every host in a power transition (one query).
+
+        Returns {host: observe.HostFault}: a step that failed for one host
+        (nova answered one of its requests with an error, a power driver or
+        the database failed) takes that host out of this cycle and the other
+        hosts' steps go on; it is retried next cycle. Only nova not answering
+        at all stops the cycle.
+        """
+        faults = {}
         for record in drs_hosts.list_with_power(self.db, busy_only=True):
             busy = record['suspend_state'] in lifecycle_mod.ADVANCING
             if not (busy or record['disabled_by_drs']
                     and record['suspend_state'] == drs_hosts.ACTIVE):
                 continue
             if not self._still_leader():
-                return
+                return faults
+            host = record['host']
             try:
                 self.lifecycle.advance(record)
-            except nova_api.NovaUnavailable:
-                raise
-            except Exception:
-                LOG.exception('%s: lifecycle step failed; retried next cycle',
-                              record['host'])
+            except (nova_api.NovaRequestFailed, nova_api.NovaUnavailable) as exc:
+                if exc.status is None:
+                    raise
+                LOG.warning('%s: lifecycle step failed, host left out of this cycle: %s',
+                            host, exc)
+                faults[host] = observe.HostFault('nova_error', 'lifecycle step (%s): %s'
+                                                 % (record['suspend_state'], exc))
+            except Exception as exc:
+                LOG.exception('%s: lifecycle step failed, host left out of this cycle',
+                              host)
+                faults[host] = observe.HostFault('lifecycle_error', 'lifecycle step (%s): %s'
+                                                 % (record['suspend_state'], exc))
         self.lifecycle.close_abandoned_evacuations()
+        return faults
 
     def _wake_tests(self):
         """Admin wake tests: suspend + wake round trip, one phase per cycle.
@@ -243,10 +264,13 @@ class LoadBalancer:
         """Aggregate ratios into placement, so hosts added later get them too.
 
         Reuses the inventories observe read this cycle: placement is only
-        asked again for what must change.
+        asked again for what must change. Hosts left out of the cycle by a
+        fault of their own (no resource provider) are left out here too.
         """
         nodes = {}
         for hypervisor in raw.hypervisors:
+            if hypervisor['service']['host'] in raw.faulty:
+                continue
             nodes.setdefault(hypervisor['service']['host'], []).append(
                 {'uuid': hypervisor['id'], 'nodename': hypervisor['hypervisor_hostname']})
         aggregates = [{'name': a['name'], 'id': a['id'], 'hosts': a.get('hosts') or [],

@@ -63,6 +63,7 @@ class Refusal(str, enum.Enum):
     LIMIT = 'limit'
     OSCILLATION = 'oscillation guard'
     REFUSED_BY_DAEMON = 'refused by the daemon'
+    HOST_FAULT = 'host fault'
 
 
 OVERLOAD = model.Reason.OVERLOAD.value

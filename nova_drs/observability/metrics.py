@@ -50,6 +50,11 @@ REQUESTS = prometheus_client.Counter(
     'nova_drs_api_requests', 'Requests the daemon sent to nova and placement.',
     ['service', 'method'], registry=REGISTRY)
 
+HOST_FAULTS = prometheus_client.Counter(
+    'nova_drs_host_faults', 'Hosts a fault of their own left out of a cycle '
+    '(no resource provider, nova or placement error on one of their requests, '
+    'failed lifecycle step), by kind.', ['kind'], registry=REGISTRY)
+
 HELD = prometheus_client.Gauge(
     'nova_drs_servers_held', 'Servers the oscillation guard held in the last cycle.',
     registry=REGISTRY)
@@ -82,6 +87,11 @@ def observe_phase(name):
 
 def count_request(service, method):
     REQUESTS.labels(service, method).inc()
+
+
+def count_host_faults(kinds):
+    for kind in kinds:
+        HOST_FAULTS.labels(kind).inc()
 
 
 def note_held(count):

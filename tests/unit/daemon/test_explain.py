@@ -16,14 +16,16 @@ import types
 
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import explain
+from nova_drs.daemon import observe
 from nova_drs.db import plans
 from nova_drs.loadbalancer import findings
 from nova_drs.loadbalancer import model
 
 
-def view(stale=(), aggregates=()):
+def view(stale=(), aggregates=(), faulty=None):
     return types.SimpleNamespace(stale_hosts=tuple(stale), aggregates=list(aggregates),
-                                 services={'h1': {'zone': 'nova'}, 'h2': {}})
+                                 services={'h1': {'zone': 'nova'}, 'h2': {}},
+                                 faulty_hosts=faulty or {})
 
 
 def excluded(host):
@@ -47,6 +49,21 @@ def test_deny_rule_is_named_and_stale_statistics_said():
     assert found['host', 'h1']['reason'] == ('underloaded (load 5%) but kept on: denied by '
                                              'rule 7 (aggregate gold)')
     assert found['host', 'h2']['refusal'] == 'stale statistics'
+
+
+def test_a_host_fault_is_named_whatever_else_excluded_the_host():
+    record = explain.Decisions()
+    record.add_findings([excluded('h1')])
+    fault = observe.HostFault('no_resource_provider',
+                              'placement lists no resource provider for its compute node n1')
+    record.refine_excluded(view(stale=['h1', 'h2'], faulty={'h1': fault, 'h2': fault}),
+                           cloud_view.Rules([]))
+    found = rows(record)
+    for host in ('h1', 'h2'):
+        assert found['host', host]['refusal'] == 'host fault'
+        assert found['host', host]['reason'] == (
+            'left out of this cycle: placement lists no resource provider for its '
+            'compute node n1')
 
 
 def test_excluded_without_rule_or_staleness_is_nova():
