@@ -155,7 +155,7 @@ stop_nova_drs() {
 cleanup_nova_drs() {
     local section
     unconfigure_nova_drs_api_paste "$NOVA_API_PASTE_INI"
-    for section in drs drs_database drs_resources drs_stats; do
+    for section in drs drs_database drs_resources drs_stats drs_auth; do
         [[ -f "$NOVA_CONF" ]] && sed -i -e "/^\\[$section\\]/,/^\\[/ { /^\\[$section\\]/ d; /^\\[/ !d }" "$NOVA_CONF"
     done
     if [[ -f "$NOVA_CONF" ]]; then

@@ -52,7 +52,8 @@ def _run_plugin(tmp_path, functions, **env):
                     NOVA_API_PASTE_INI=str(tmp_path / 'api-paste.ini'),
                     NOVA_DRS_CONF_DIR=str(tmp_path / 'drs'),
                     NOVA_DRS_STATE_PATH=str(tmp_path / 'state'), NOVA_DRS_DB_NAME='drs_db',
-                    NOVA_DRS_LB_PERIOD='30', NOVA_DRS_AUTH_URL='http://127.0.0.1:5000/v3',
+                    NOVA_DRS_LB_PERIOD='30', NOVA_DRS_REQUEST_TIMEOUT='45',
+                    NOVA_DRS_AUTH_URL='http://127.0.0.1:5000/v3',
                     NOVA_DRS_AUTH_USERNAME='nova', NOVA_DRS_AUTH_PASSWORD='pa|ss&wo\\rd',
                     NOVA_DRS_AUTH_PROJECT_NAME='service', NOVA_DRS_AUTH_DOMAIN_NAME='Default',
                     NOVA_DRS_REGION_NAME='RegionOne', **env)
@@ -109,6 +110,7 @@ def test_configure_edits_nova_conf_paste_and_credentials(tmp_path):
     assert drs['drs_auth']['password'] == 'pa|ss&wo\\rd'
     assert drs['drs_auth']['auth_url'] == 'http://127.0.0.1:5000/v3'
     assert drs['loadbalancer']['period'] == '30'
+    assert drs['drs_auth']['timeout'] == '45'
     assert oct((tmp_path / 'drs' / 'nova-drs.conf').stat().st_mode & 0o777) == '0o600'
 
 
