@@ -13,8 +13,9 @@
 """One nova-loadbalancer cycle: observe -> advance lifecycles -> decide -> act.
 
 Everything that changes the cloud is persisted first (DRS database) and
-re-checked against nova; a cycle that cannot see the whole cloud does
-nothing at all.
+re-checked against nova; a cycle that cannot read a listing whole does
+nothing at all, while a fault of one host only leaves that host out of the
+cycle (``observe.HostFault``).
 """
 
 import datetime
