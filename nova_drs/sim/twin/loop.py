@@ -34,6 +34,7 @@ import tempfile
 
 from oslo_config import cfg
 from oslo_utils import timeutils
+import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
 from nova_drs.daemon import service
@@ -59,6 +60,25 @@ BANDWIDTH_MB_S = 1000.0 / 8 / 2
 #: VM's utilisation. At 40 MB/s a 1740 MB VM at full load takes 77 s, idle 28 s.
 DIRTY_MB_S_AT_FULL = 40.0
 SHORT_SLEEP = 3600.0
+
+
+def virtual_sqlite_clock(dbapi_connection, _record):
+    """The twin's database server runs on virtual time too.
+
+    Statistics are aged on the database server's clock (``created_at`` and the
+    time of the read, ``db.statistics.server_utc_now``), which on SQLite is
+    ``STRFTIME(format, 'now')``; an application function of the same name and
+    arity overrides SQLite's built-in, so 'now' is ``timeutils.utcnow()``.
+    Other values are parsed as SQLite's own time strings.
+    """
+    def strftime(fmt, value):
+        if value is None or fmt is None:
+            return None
+        when = timeutils.utcnow() if value == 'now' else \
+            datetime.datetime.fromisoformat(str(value))
+        fraction = '%02d.%03d' % (when.second, when.microsecond // 1000)
+        return when.strftime(fmt.replace('%f', fraction))
+    dbapi_connection.create_function('strftime', 2, strftime, deterministic=False)
 
 
 class TwinAccumulator(metrics.Accumulator):
@@ -151,6 +171,9 @@ class ClosedLoop:
                 scratch = tempfile.mkdtemp(prefix='nova-drs-twin-', dir=shm)
                 url = 'sqlite:///' + os.path.join(scratch, 'drs.sqlite')
             database = db_api.Database(url)
+            if database.engine.dialect.name == 'sqlite':
+                sa.event.listen(database.engine, 'connect', virtual_sqlite_clock)
+                database.engine.dispose()
             db_migration.sync(database)
             try:
                 return self._run(database, progress)

@@ -12,11 +12,15 @@
 
 """The closed-loop twin: the shipped daemon cycle against a simulated cloud."""
 
+import datetime
 import json
 
+from oslo_utils import timeutils
 import pytest
+import sqlalchemy as sa
 
 from nova_drs.cmd import sim as sim_cli
+from nova_drs.db import statistics as db_statistics
 from nova_drs.sim import engine
 from nova_drs.sim.twin import cloud as twin_cloud
 from nova_drs.sim.twin import faults as twin_faults
@@ -106,3 +110,17 @@ def test_cli_closed_loop_prints_both_rows_and_writes_json(tmp_path, capsys):
     assert loop_result['invariant_violations'] == 0
     assert set(loop_result['faults']) == {'nova_5xx', 'migration_failed', 'host_no_wake'}
     assert {'energy_kwh', 'slav', 'migrations', 'ping_pong'} <= set(loop_result)
+
+
+def test_the_twin_database_server_runs_on_virtual_time():
+    """Statistics age on the database server's clock: the twin's must be virtual."""
+    engine_ = sa.create_engine('sqlite://')
+    sa.event.listen(engine_, 'connect', loop.virtual_sqlite_clock)
+    timeutils.set_time_override(datetime.datetime(2011, 3, 3, 0, 5, 7, 123456))
+    try:
+        with engine_.connect() as connection:
+            now = connection.execute(sa.select(db_statistics.server_utc_now())).scalar_one()
+            other = connection.execute(sa.text("SELECT STRFTIME('%Y', '2020-01-02')")).scalar()
+    finally:
+        timeutils.clear_time_override()
+    assert str(now).startswith('2011-03-03 00:05:07.123') and other == '2020'
