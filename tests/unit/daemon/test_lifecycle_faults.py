@@ -1,0 +1,90 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A lifecycle step nova fails for one host leaves that host out, not the cycle.
+
+(On real nova, a 500 to one server's evacuation: tests/functional/test_host_faults.py.)
+"""
+
+import os
+import tempfile
+
+import pytest
+
+from nova_drs import conf as drs_conf
+from nova_drs.daemon import nova_api
+from nova_drs.daemon import service
+from nova_drs.db import api as db_api
+from nova_drs.db import hosts as drs_hosts
+from nova_drs.db import migration
+from nova_drs.loadbalancer import catalog
+
+
+class Nova:
+    """nova for hosts entering maintenance with nothing on them."""
+
+    def __init__(self, failing):
+        self.failing = failing      # host -> the error compute_service raises
+
+    def compute_service(self, host):
+        if host in self.failing:
+            raise self.failing[host]
+        return {'id': host, 'status': 'enabled', 'state': 'up'}
+
+    def disable_service(self, service_id, reason):
+        pass
+
+    def migrations(self, **filters):
+        return []
+
+    def servers_on_host(self, host):
+        return []
+
+    def hypervisors(self):
+        return []
+
+
+@pytest.fixture
+def database():
+    directory = tempfile.mkdtemp(prefix='nova-drs-lifecycle-faults-')
+    database = db_api.Database('sqlite:///' + os.path.join(directory, 'drs.sqlite'))
+    migration.sync(database)
+    for host in ('h1', 'h2'):
+        drs_hosts.ensure(database, host)
+        drs_hosts.transition(database, host, drs_hosts.ACTIVE,
+                             drs_hosts.ENTERING_MAINTENANCE, 'test')
+    yield database
+    database.dispose()
+
+
+def balancer(database, failing):
+    return service.LoadBalancer(drs_conf.CONF, Nova(failing), database,
+                                catalog.by_name('drs'), power_drivers=None)
+
+
+@pytest.mark.parametrize('error', [nova_api.NovaUnavailable('GET /os-services: HTTP 500', 500),
+                                   nova_api.NovaRequestFailed('GET /os-services: HTTP 403',
+                                                              403)])
+def test_an_error_answer_for_one_host_leaves_only_that_host_out(database, error):
+    faults = balancer(database, {'h1': error})._advance_lifecycles()
+    assert list(faults) == ['h1']
+    assert faults['h1'].kind == 'nova_error'
+    assert 'HTTP' in str(faults['h1'])
+    assert drs_hosts.get(database, 'h1')['suspend_state'] == drs_hosts.ENTERING_MAINTENANCE
+    assert drs_hosts.get(database, 'h2')['suspend_state'] == drs_hosts.MAINTENANCE
+
+
+def test_nova_not_answering_stops_the_cycle(database):
+    with pytest.raises(nova_api.NovaUnavailable):
+        balancer(database, {'h1': nova_api.NovaUnavailable('GET /os-services: timed out'),
+                            'h2': nova_api.NovaUnavailable('GET /os-services: timed out')}
+                 )._advance_lifecycles()
