@@ -189,6 +189,7 @@ class Inventory:
             self.providers[uuid] = (body.get('resource_provider_generation',
                                              generations[uuid]), body)
         self.providers = {uuid: self.providers[uuid] for uuid in wanted}
+        self._log_faults()
         return {uuid: body for uuid, (_gen, body) in self.providers.items()}
 
     def _inventory_or_fault(self, provider_uuid):
@@ -207,8 +208,17 @@ class Inventory:
             return exc
 
     def _fault(self, host, kind, reason):
-        LOG.warning('%s: left out of this cycle: %s', host, reason)
         self.faulty[host] = HostFault(kind, reason)
+
+    def _log_faults(self, shown=10):
+        """One line per cycle, whatever the number of faulty hosts (placement
+        answering an empty list would otherwise log one line per compute)."""
+        if not self.faulty:
+            return
+        named = sorted(self.faulty)[:shown]
+        LOG.warning('%d host(s) left out of this cycle: %s%s', len(self.faulty),
+                    '; '.join('%s: %s' % (host, self.faulty[host]) for host in named),
+                    ' ...' if len(self.faulty) > shown else '')
 
 
 def _newest(servers, since):
