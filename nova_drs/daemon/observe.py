@@ -246,7 +246,8 @@ class Observer:
         self._now = clock
 
     def fetch(self, register_hosts=True):
-        """A Raw; raises nova_api.NovaUnavailable when any source fails.
+        """A Raw; raises nova_api.NovaUnavailable when a listing cannot be read
+        whole. What placement cannot tell about one host is in ``Raw.faulty``.
 
         ``register_hosts=False`` (dry run) keeps unknown hosts in memory
         instead of inserting their DRS records.
