@@ -104,22 +104,34 @@ def run(args):
             if args.closed_loop:
                 result['closed_loop'] = twin_loop.ClosedLoop(
                     names, data, hosts=args.hosts, host_model=args.host_model,
-                    seed=args.seed, faults_seed=args.faults).run(progress=show)
+                    seed=args.seed, faults_seed=args.faults,
+                    retire_idle=not args.keep_idle_vms,
+                    ping_pong_window=args.ping_pong_window).run(progress=show)
             results.append(result)
-    if args.closed_loop:
-        print(closed_loop_table(results))
     return print_results(args, results)
 
 
-def closed_loop_table(results):
-    """Core-only and closed-loop rows per policy, then the invariant and fault counts."""
+def side_by_side(results):
+    """Per policy its core-only row, then its closed-loop row (when there is one)."""
     rows = []
     for result in results:
-        loop = dict(result['closed_loop'], policy=report.label(result) + ' closed loop')
-        rows += [dict(result, policy=report.label(result) + ' core only'), loop]
-    lines = [report.table(rows)]
+        if 'closed_loop' not in result:
+            rows.append(result)
+            continue
+        core = {k: v for k, v in result.items() if k != 'closed_loop'}
+        rows.append(dict(core, policy=report.label(result) + ' core only', params=None))
+        rows.append(dict(result['closed_loop'], policy=report.label(result) + ' closed loop',
+                         interval=result['interval']))
+    return rows
+
+
+def closed_loop_lines(results):
+    """Invariant, fault and latency counts of each closed loop."""
+    lines = []
     for result in results:
-        loop = result['closed_loop']
+        loop = result.get('closed_loop')
+        if loop is None:
+            continue
         lines.append('%s closed loop: %d invariant violations %s, faults %s, %d failed '
                      'migrations, %d sleeps under an hour, %.0f overloaded host-minutes, '
                      '%.2f kWh drawn by empty hosts not yet down, %d cycles (%d failed)' % (
@@ -127,16 +139,20 @@ def closed_loop_table(results):
                          loop['violations'], loop['faults'], loop['failed_migrations'],
                          loop['sleeps_under_an_hour'], loop['overloaded_host_minutes'],
                          loop['idle_on_kwh'], loop['cycles'], loop['cycle_errors']))
-    return '\n'.join(lines) + '\n'
+    return lines
 
 
 def print_results(args, results):
-    """The per-policy table, and the JSON and HTML report when asked."""
-    print(report.table(results))
+    """The per-policy table (core and closed loop side by side), and the JSON
+    and HTML report when asked."""
+    rows = side_by_side(results)
+    print(report.table(rows))
+    for line in closed_loop_lines(results):
+        print(line)
     if args.json:
         report.write_json(results, args.json)
     if args.report:
-        note = report.write_report(results, args.report)
+        note = report.write_report(rows, args.report)
         if note:
             print(note)
         print('report: %s/index.html' % args.report.rstrip('/'))

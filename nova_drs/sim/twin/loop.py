@@ -125,12 +125,16 @@ class TwinAccumulator(metrics.Accumulator):
 class ClosedLoop:
     def __init__(self, names, traces, hosts=40, host_model='cloudsim', seed=0,
                  faults_seed=None, samples=None, stats_delay=0, stats_skew=0,
-                 overrides=None, database_url=None):
+                 overrides=None, database_url=None, retire_idle=True,
+                 ping_pong_window=oscillation.DEFAULT_WINDOW):
         self.names = names
         self.traces = traces
         self.samples = samples or len(traces[0])
         self.core = engine.Simulation(names, traces, 'drs', hosts=hosts,
-                                      host_model=host_model, seed=seed)
+                                      host_model=host_model, seed=seed,
+                                      retire_idle=retire_idle,
+                                      ping_pong_window=ping_pong_window)
+        self.ping_pong_window = ping_pong_window
         self.rng = random.Random(seed)
         self.faults = twin_faults.Faults(faults_seed)
         self.stats_delay = datetime.timedelta(seconds=stats_delay)
@@ -195,7 +199,7 @@ class ClosedLoop:
         self.power = twin_power.TwinPower(cloud, self.rng)
         self.acc = TwinAccumulator(len(core.models), len(self.names),
                                    [m.curve for m in core.models], core.capacity)
-        self.ping_pong = oscillation.PingPongCounter()
+        self.ping_pong = oscillation.PingPongCounter(self.ping_pong_window)
         self.failed_migrations = 0
         cloud.observers.append(self._migration_done)
         self.conf = conf = self._conf()
@@ -229,6 +233,8 @@ class ClosedLoop:
                     progress(min((now - self.start) // interval + 1, self.samples),
                              self.samples)
         self._advance(end)
+        loads, _demand = self._loads()
+        self.acc.sample(loads, self._powered())   # as many points as the core's series
         return self._summary(cycles)
 
     def _start_asleep(self, database, placement):
@@ -311,7 +317,7 @@ class ClosedLoop:
         k = int((now - self.start).total_seconds() // datacenter.INTERVAL)
         following = min(k + 1, self.samples - 1)
         cloud = self.cloud
-        if k >= 1:
+        if k >= 1 and self.core.retire_idle:
             for uuid in list(cloud.servers):
                 trace = self.traces[cloud.vm_of[uuid]]
                 if trace[k] == 0 and trace[following] == 0:

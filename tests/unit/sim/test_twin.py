@@ -104,12 +104,14 @@ def test_cli_closed_loop_prints_both_rows_and_writes_json(tmp_path, capsys):
                          '--faults', '1', '--json', str(out)]) == 0
     printed = capsys.readouterr().out
     assert 'drs core only' in printed and 'drs closed loop' in printed
+    assert 'closed loop: 0 invariant violations' in printed
     result = json.loads(out.read_text())[0]
     assert result['vms'] == 4                      # 400 files x 8 hosts / 800
     loop_result = result['closed_loop']
     assert loop_result['invariant_violations'] == 0
     assert set(loop_result['faults']) == {'nova_5xx', 'migration_failed', 'host_no_wake'}
     assert {'energy_kwh', 'slav', 'migrations', 'ping_pong'} <= set(loop_result)
+    assert len(loop_result['series']['active_hosts']) == len(result['series']['active_hosts'])
 
 
 def test_the_twin_database_server_runs_on_virtual_time():
