@@ -38,6 +38,9 @@ from nova_drs.sim import sweep
 PROG = 'nova-drs-sim'
 
 
+MB = 1024 * 1024
+
+
 class SetupError(Exception):
     """Configuration or database unusable: one line, exit 1."""
 
@@ -49,6 +52,11 @@ def add_arguments(parser):
                             'or a dataset FILE written by --export (.json or .json.gz)')
     group.add_argument('--import', dest='import_file', metavar='FILE',
                        help='same as --from-stats FILE')
+    group.add_argument('--import-limit', type=int, metavar='MB',
+                       default=snapshot_file.MAX_BYTES // MB,
+                       help='largest dataset FILE read, in MiB of JSON once '
+                            'decompressed (default %(default)s); a larger one is '
+                            'refused before it fills the memory')
     group.add_argument('--since', default='7d',
                        help='period replayed from the database: 7d, 12h, 30m or an ISO '
                             '8601 UTC time (default %(default)s)')
@@ -63,6 +71,8 @@ def add_arguments(parser):
 
 
 def check_usage(parser, args):
+    if args.import_limit < 1:
+        parser.error('--import-limit must be at least 1 (MiB)')
     if args.import_file:
         if args.from_stats:
             parser.error('--import and --from-stats FILE name two datasets; give one')
@@ -97,7 +107,7 @@ def _configure(args):
 
 def _dataset(args, conf):
     if args.from_stats:
-        return snapshot_file.read(args.from_stats)
+        return snapshot_file.read(args.from_stats, limit=args.import_limit * MB)
     connection = args.connection or api.connection_from_conf(conf)
     try:
         database = api.Database(connection)

@@ -18,12 +18,23 @@ aggregate metadata keeps only the keys nova-drs reads, with numeric values
 (or a known policy / automation word); reasons (prose) are dropped. What
 is left is numbers and those names, so the replay of the file gives the
 same figures as the replay of the database it came from.
+
+``read`` takes files from anyone (a bug report's attachment): it reads at
+most ``MAX_BYTES`` of JSON (after decompression, counted while it
+inflates, so a small gzip bomb stops at the cap) and checks the whole
+shape and every type before the replay sees it; whatever is wrong is one
+``DatasetError`` line.
 """
 
+import dataclasses
 import gzip
 import json
+import zlib
+
+import jsonschema
 
 from nova_drs import cluster_policy
+from nova_drs.loadbalancer import model
 from nova_drs.sim import stats_replay
 
 NUMERIC_KEYS = ('cpu_allocation_ratio', 'ram_allocation_ratio', 'min_active_hosts',
@@ -141,23 +152,134 @@ def write(dataset, path):
         handle.write(data)
 
 
-def read(path):
-    """A dataset from ``path`` (JSON, gzip-compressed when it ends in .gz)."""
+#: Most bytes of JSON ``read`` accepts, counted after decompression: a
+#: month of 5-minute cycles of a few hundred hosts is well under it; a
+#: larger file is refused before it fills the memory.
+MAX_BYTES = 1024 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+class DatasetError(ValueError):
+    """A file that is not a readable what-if dataset; the message is one line."""
+
+
+_JSON_TYPES = {str: 'string', int: 'integer', float: 'number', bool: 'boolean',
+               tuple: 'array'}
+
+
+def _record_schema(cls):
+    """JSON schema of one recorded ``cls`` (a model dataclass, histories left out)."""
+    properties, required = {}, []
+    for field in dataclasses.fields(cls):
+        if field.name == 'cpu_history':
+            continue
+        kind = _JSON_TYPES[field.type]
+        if field.default is None:
+            kind = [kind, 'null']
+        properties[field.name] = {'type': kind}
+        if field.default is dataclasses.MISSING:
+            required.append(field.name)
+    return {'type': 'object', 'properties': properties, 'required': required,
+            'additionalProperties': False}
+
+
+_TIME = {'type': ['number', 'null']}
+_NAME = {'type': ['string', 'null']}
+_SAMPLES = {'type': 'object', 'additionalProperties': {
+    'type': 'array', 'items': {'type': 'array', 'minItems': 2, 'maxItems': 2,
+                               'items': [{'type': 'number'}, {'type': ['number', 'null']}]}}}
+_CYCLE = {
+    'type': 'object',
+    'required': ['format', 'now', 'taken_at', 'history_since', 'history_newest',
+                 'history_length', 'hosts', 'instances', 'migrations', 'aggregates',
+                 'actions'],
+    'properties': {
+        'format': {'type': 'string'}, 'now': {'type': 'number'}, 'taken_at': _TIME,
+        'history_since': _TIME, 'history_newest': _TIME,
+        'history_length': {'type': 'integer', 'minimum': 0},
+        'hosts': {'type': 'array', 'items': _record_schema(model.Host)},
+        'instances': {'type': 'array', 'items': _record_schema(model.Instance)},
+        'migrations': {'type': 'array', 'items': _record_schema(model.InFlightMigration)},
+        'aggregates': {'type': 'array', 'items': {
+            'type': 'object', 'required': ['name', 'hosts', 'metadata'],
+            'properties': {'name': {'type': 'string'},
+                           'hosts': {'type': 'array', 'items': {'type': 'string'}},
+                           'metadata': {'type': 'object'}}}},
+        'actions': {'type': 'array', 'items': {
+            'type': 'object', 'required': ['type'],
+            'properties': {'type': {'type': 'string'}, 'instance': _NAME, 'source': _NAME,
+                           'destination': _NAME, 'host': _NAME, 'cluster': _NAME,
+                           'reason': _NAME},
+            'if': {'properties': {'type': {'const': 'migrate'}}},
+            'then': {'required': ['instance', 'source', 'destination']},
+            'else': {'required': ['host']}}},
+        'opt_out': {'type': 'object', 'additionalProperties': {'type': 'string'}},
+    },
+}
+#: What ``read`` accepts: what ``stats_replay.load`` and ``anonymise`` write.
+SCHEMA = {
+    'type': 'object',
+    'required': ['format', 'cycles', 'host_samples', 'instance_samples'],
+    'properties': {
+        'format': {'const': stats_replay.FORMAT},
+        'cycles': {'type': 'array', 'minItems': 1, 'items': _CYCLE},
+        'host_samples': _SAMPLES,
+        'instance_samples': _SAMPLES,
+    },
+}
+
+
+def _read_capped(handle, path, limit):
+    """At most ``limit`` bytes of ``handle``, read a chunk at a time."""
+    chunks, size = [], 0
+    while True:
+        chunk = handle.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b''.join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise DatasetError('%s: more than %d bytes of JSON (the import limit)'
+                               % (path, limit))
+        chunks.append(chunk)
+
+
+def _where(error):
+    return '/'.join(str(part) for part in error.absolute_path) or 'top level'
+
+
+def read(path, limit=MAX_BYTES):
+    """A dataset from ``path`` (JSON, gzip-compressed when it starts so).
+
+    DatasetError (one line) for a missing, unreadable, oversized (more
+    than ``limit`` bytes once decompressed), corrupt or wrongly shaped file.
+    """
     try:
-        with open(path, 'rb') as handle:
-            data = handle.read()
+        with open(path, 'rb') as raw:
+            if raw.read(2) == b'\x1f\x8b':
+                raw.seek(0)
+                with gzip.GzipFile(fileobj=raw) as inflated:
+                    data = _read_capped(inflated, path, limit)
+            else:
+                raw.seek(0)
+                data = _read_capped(raw, path, limit)
+    except (EOFError, gzip.BadGzipFile, zlib.error):
+        raise DatasetError('%s: corrupt or truncated gzip file' % path) from None
     except OSError as exc:
-        raise ValueError('%s: %s' % (path, exc.strerror)) from None
+        raise DatasetError('%s: %s' % (path, exc.strerror)) from None
     try:
-        if data[:2] == b'\x1f\x8b':
-            data = gzip.decompress(data)
         dataset = json.loads(data)
-    except (OSError, EOFError, ValueError):
-        raise ValueError('%s: not a JSON what-if dataset' % path) from None
-    if not isinstance(dataset, dict) or dataset.get('format') != stats_replay.FORMAT \
-            or not dataset.get('cycles'):
-        raise ValueError('%s: not a %s dataset (written by nova-drs-sim --export)'
-                         % (path, stats_replay.FORMAT))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DatasetError('%s: not a JSON what-if dataset (%s)'
+                           % (path, str(exc).splitlines()[0])) from None
+    if not isinstance(dataset, dict) or dataset.get('format') != stats_replay.FORMAT:
+        raise DatasetError('%s: not a %s dataset (written by nova-drs-sim --export)'
+                           % (path, stats_replay.FORMAT))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft7Validator(SCHEMA).iter_errors(dataset))
+    if error is not None:
+        raise DatasetError('%s: malformed %s dataset at %s: %s'
+                           % (path, stats_replay.FORMAT, _where(error),
+                              error.message.splitlines()[0][:200]))
     for samples in (dataset['host_samples'], dataset['instance_samples']):
         for rows in samples.values():
             rows.sort()

@@ -183,3 +183,74 @@ def test_dvfs_is_the_nothing_moves_baseline(tmp_path, capsys):
     rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
     assert rows['dvfs'][2] == '0' and int(rows['drs'][2]) > 0
     assert float(rows['dvfs'][1]) > float(rows['drs'][1])   # more energy, nothing moved
+
+
+def _import_error(path, capsys, *extra):
+    """What ``nova-drs-sim --import path`` says: exit status and its one stderr line."""
+    status = sim.main(['--import', str(path), *extra])
+    out, err = capsys.readouterr()
+    assert out == '' and 'Traceback' not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return status, lines[0]
+
+
+def test_truncated_gzip_is_one_line(tmp_path, capsys):
+    whole = gzip.compress(json.dumps(snapshot_file.anonymise(dataset())).encode())
+    path = tmp_path / 'cut.json.gz'
+    path.write_bytes(whole[:len(whole) // 2])
+    assert _import_error(path, capsys) == (
+        2, 'nova-drs-sim: error: %s: corrupt or truncated gzip file' % path)
+
+
+def test_gzip_bomb_stops_at_the_limit(tmp_path, capsys):
+    # 64 MiB of zeros in 64 KiB of gzip: the cap of 1 MiB stops it while it inflates.
+    path = tmp_path / 'bomb.json.gz'
+    with gzip.open(path, 'wb') as bomb:
+        for _ in range(64):
+            bomb.write(b'0' * (1024 * 1024))
+    assert path.stat().st_size < 1024 * 1024
+    status, line = _import_error(path, capsys, '--import-limit', '1')
+    assert (status, line) == (
+        2, 'nova-drs-sim: error: %s: more than %d bytes of JSON (the import limit)'
+        % (path, 1024 * 1024))
+
+
+def test_plain_file_over_the_limit_is_refused(tmp_path, capsys):
+    path = tmp_path / 'big.json'
+    path.write_bytes(b' ' * (1024 * 1024 + 1))
+    assert _import_error(path, capsys, '--import-limit', '1')[1].endswith(
+        'more than 1048576 bytes of JSON (the import limit)')
+
+
+@pytest.mark.parametrize('damage, where', [
+    (lambda d: d['cycles'][0]['hosts'][0].update(vcpus='eight'), 'cycles/0/hosts/0/vcpus'),
+    (lambda d: d['cycles'][0].update(hosts={'h0001': {}}), 'cycles/0/hosts'),
+    (lambda d: d['cycles'][1]['instances'][0].pop('uuid'), 'cycles/1/instances/0'),
+    (lambda d: d['cycles'][0]['hosts'][0].update(colour='red'), 'cycles/0/hosts/0'),
+    (lambda d: d.update(host_samples={'h0001': [[1.0]]}), 'host_samples/h0001/0'),
+    (lambda d: d.update(instance_samples=[]), 'instance_samples'),
+    (lambda d: d.update(cycles=[]), 'cycles'),
+    (lambda d: d['cycles'][0].update(actions=[{'type': 'suspend'}]), 'cycles/0/actions/0'),
+])
+def test_dataset_of_the_wrong_shape_is_one_line(tmp_path, capsys, damage, where):
+    broken = snapshot_file.anonymise(dataset())
+    damage(broken)
+    path = tmp_path / 'broken.json'
+    path.write_text(json.dumps(broken))
+    status, line = _import_error(path, capsys)
+    assert status == 2
+    assert line.startswith('nova-drs-sim: error: %s: malformed %s dataset at %s: '
+                           % (path, stats_replay.FORMAT, where)), line
+
+
+def test_bad_json_and_bad_limit_are_one_line(tmp_path, capsys):
+    path = tmp_path / 'bad.json'
+    path.write_bytes(b'{"format": "nova-drs-sim-stats/1", "cycles": [')
+    status, line = _import_error(path, capsys)
+    assert status == 2 and line.startswith(
+        'nova-drs-sim: error: %s: not a JSON what-if dataset (' % path)
+    with pytest.raises(SystemExit) as usage:
+        sim.main(['--import', str(path), '--import-limit', '0'])
+    assert usage.value.code == 2
+    assert '--import-limit must be at least 1' in capsys.readouterr().err
