@@ -552,10 +552,14 @@ def run(hosts, args, db_kind):
 
 
 #: (what, limit) of each cycle; the README quotes them. ``sorting`` is the share
-#: of the cycle the orchestrator spends on what waits (--unbalanced).
+#: of the cycle the orchestrator spends on what waits (--unbalanced). The
+#: unbalanced steady cycle re-plans tens of thousands of moves: its wall time
+#: has no target (the steady 10 s is the balanced cloud's), its requests and
+#: statements have the same.
 TARGETS = {'cold': {'wall s': 120},
            'steady': {'wall s': 10, 'requests': 500, 'statements': 200}}
 UNBALANCED_TARGETS = {'sorting %': 1.0, 'planned moves (10,000 hosts)': 10000}
+UNTARGETED_WHEN_UNBALANCED = {('steady', 'wall s')}
 RSS_TARGET_MIB = 1536
 
 
@@ -566,6 +570,8 @@ def missed_targets(hosts, label, wall, seconds, requests, statements, summary, u
                'sorting %': 100.0 * sorting_seconds(seconds) / wall}
     limits = dict(TARGETS[label])
     if unbalanced:
+        limits = {what: limit for what, limit in limits.items()
+                  if (label, what) not in UNTARGETED_WHEN_UNBALANCED}
         limits['sorting %'] = UNBALANCED_TARGETS['sorting %']
     missed = [(what, figures[what], limit) for what, limit in limits.items()
               if figures[what] > limit]
@@ -636,9 +642,13 @@ def main():
             if rss > RSS_TARGET_MIB:
                 missed.append('%d hosts, %s: peak RSS %.0f MiB, target %d MiB' % (
                     hosts, db_kind, rss, RSS_TARGET_MIB))
-    print('\ntargets: cold %s, steady %s%s, peak RSS <= %d MiB' % (
-        TARGETS['cold'], TARGETS['steady'],
-        ', sorting <= %.0f %% of each cycle' % UNBALANCED_TARGETS['sorting %']
+    steady = {what: limit for what, limit in TARGETS['steady'].items()
+              if not args.unbalanced or ('steady', what) not in UNTARGETED_WHEN_UNBALANCED}
+    print('\ntargets (each at most): cold %s, steady %s%s, peak RSS %d MiB' % (
+        TARGETS['cold'], steady,
+        ', sorting out what waits %.0f %% of each cycle, a plan of at least %d moves at '
+        '10,000 hosts' % (UNBALANCED_TARGETS['sorting %'],
+                          UNBALANCED_TARGETS['planned moves (10,000 hosts)'])
         if args.unbalanced else '', RSS_TARGET_MIB))
     for line in missed:
         print('MISSED: ' + line)
