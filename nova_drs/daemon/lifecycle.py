@@ -71,6 +71,9 @@ class HostLifecycle(evacuation.EvacuationSteps):
         self._now = clock
         #: host -> may one more server leave it now? (the cycle's migration limits)
         self.admit = lambda host: True
+        #: (host, state_version) of a wake -> (heartbeat, up) nova showed when
+        #: this daemon sent the wake command: what "reported since" compares with.
+        self._seen_at_wake = {}
 
     # -- entry points -----------------------------------------------------
     def advance(self, record):
@@ -241,6 +244,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
     def _advance_waking(self, record):
         host = record['host']
         if record['power_requested_at'] is None:
+            self._remember_heartbeat(record, self.nova.compute_service(host))
             self._check(record, power_requested_at=self._now())
             self._crash_point('wake:power-requested')
             try:
@@ -251,9 +255,8 @@ class HostLifecycle(evacuation.EvacuationSteps):
             self._crash_point('wake:power-sent')
             return
         service = self.nova.compute_service(host)
-        heartbeat = nova_api.parse_time(service and service.get('updated_at'))
-        if service and service['state'] == 'up' and heartbeat and \
-                heartbeat > record['power_requested_at']:
+        if self._reported_since_wake(record, service):
+            self._seen_at_wake.pop((host, record['state_version']), None)
             if service['status'] == 'disabled' and record['disabled_by_drs']:
                 self._check(record)
                 self.nova.enable_service(service['id'])
@@ -275,7 +278,44 @@ class HostLifecycle(evacuation.EvacuationSteps):
             except Exception as exc:
                 LOG.warning('%s: re-sending the wake command failed: %s', host, exc)
 
+    @staticmethod
+    def _heartbeat(service):
+        """(heartbeat, up) of a nova-compute service, both as nova sees them."""
+        if service is None:
+            return None, False
+        return nova_api.parse_time(service.get('updated_at')), service['state'] == 'up'
+
+    def _remember_heartbeat(self, record, service):
+        host = record['host']
+        for key in [key for key in self._seen_at_wake if key[0] == host]:
+            del self._seen_at_wake[key]   # an earlier wake of the host, ended
+        self._seen_at_wake[(host, record['state_version'])] = self._heartbeat(service)
+
+    def _reported_since_wake(self, record, service):
+        """Whether nova-compute reported after the wake command.
+
+        Its heartbeat is compared with the one nova showed when the command
+        left, both stamped by nova: never with this daemon's clock. A
+        service nova showed down then and up now has reported too. A
+        daemon that did not send the command (restart, new leader) takes
+        nova up with the power driver reporting the host on.
+        """
+        heartbeat, up = self._heartbeat(service)
+        if not up:
+            return False
+        seen = self._seen_at_wake.get((record['host'], record['state_version']))
+        if seen is not None:
+            before, was_up = seen
+            return not was_up or (heartbeat is not None and before is not None
+                                  and heartbeat > before)
+        try:
+            return self._power(record, 'status') == 'on'
+        except Exception as exc:
+            LOG.warning('%s: power status unavailable: %s', record['host'], exc)
+            return False
+
     def _wake_failed(self, record, reason):
+        self._seen_at_wake.pop((record['host'], record['state_version']), None)
         LOG.error('%s: %s; excluded from suspension until an admin clears it or a wake '
                   'succeeds', record['host'], reason)
         drs_hosts.transition_at(self.db, record['host'], drs_hosts.WAKING,
