@@ -58,7 +58,10 @@ class RequestLog:
 
 
 class TestOneBadHost(test_daemon_cycle.DaemonTestBase):
-    COMPUTE_HOSTS = ('host1', 'host2', 'host3', 'host4', 'host5')
+    #: host6, empty, is where the core reserves room for host2's server (the
+    #: host with the most spare CPU is pinned, not emptied): host3 is the one
+    #: to consolidate.
+    COMPUTE_HOSTS = ('host1', 'host2', 'host3', 'host4', 'host5', 'host6')
 
     def fail_live_migrations_of(self, server_id):
         """nova-api answers 500 to live-migrating this server (others move)."""
@@ -86,7 +89,7 @@ class TestOneBadHost(test_daemon_cycle.DaemonTestBase):
                 for s in [stuck, quiet] + busy}
         daemon_support.record_load(
             self.drs_db, {'host1': 1.0, 'host2': 50.0, 'host3': 1.0, 'host4': 50.0,
-                          'host5': 50.0}, load)
+                          'host5': 50.0, 'host6': 0.0}, load)
         self.fail_live_migrations_of(stuck['id'])
         test_maintenance.enter(self, 'host2')
         faults_before = self.fault_count()
