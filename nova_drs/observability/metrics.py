@@ -55,6 +55,11 @@ HOST_FAULTS = prometheus_client.Counter(
     '(no resource provider, nova or placement error on one of their requests, '
     'failed lifecycle step), by kind.', ['kind'], registry=REGISTRY)
 
+SAMPLES_REFUSED = prometheus_client.Counter(
+    'nova_drs_samples_refused', 'Statistics samples nova-drs-collector refused, by '
+    'reason: wrong_sender (names another host than its publisher), out_of_range, '
+    'malformed.', ['reason'], registry=REGISTRY)
+
 HELD = prometheus_client.Gauge(
     'nova_drs_servers_held', 'Servers the oscillation guard held in the last cycle.',
     registry=REGISTRY)

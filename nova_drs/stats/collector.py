@@ -14,7 +14,12 @@
 
 A batch notification listener on ``[drs_stats] topic`` hands up to
 ``batch_size`` samples at a time to one bulk insert; the MAC address a host
-reports (wake_address plugin) goes into its ``drs_hosts`` record. A timer
+reports (wake_address plugin) goes into its ``drs_hosts`` record. A sample
+is stored only for the host that published it (the notification's
+``publisher_id``, ``nova-drs-monitor.<host>``), so one misconfigured
+compute cannot write load figures, or a wake MAC, for another; refused
+samples (another host's, malformed, out of range) are logged and counted
+in ``nova_drs_samples_refused{reason}``. A timer
 purges samples older than ``retention``. A second listener, in its own pool
 (other consumers of nova's notifications still get every message), hands
 nova's versioned notifications to the OvercommitRecorder, so each instance is
@@ -29,6 +34,7 @@ from nova_drs.conf import startup
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import statistics as db_statistics
+from nova_drs.observability import metrics
 from nova_drs.overcommit import recorder
 from nova_drs.stats import ingest
 from nova_drs.stats import publisher
@@ -76,9 +82,19 @@ class Collector:
     def ingest(self, samples):
         hosts, instances, errors = ingest.insert_samples(self.database, samples)
         for error in errors:
-            LOG.warning('nova-drs collector dropped an invalid sample: %s', error)
+            refused(error)
         self._store_wake_addresses(samples)
         return hosts, instances
+
+    def receive(self, messages):
+        """Store the samples of notifications ``messages`` that name their sender."""
+        samples = []
+        for message in messages:
+            try:
+                samples.append(sent_by_its_host(message))
+            except ingest.InvalidSample as exc:
+                refused(exc)
+        return self.ingest(samples) if samples else (0, 0)
 
     def _store_wake_addresses(self, samples):
         for sample in samples:
@@ -100,6 +116,29 @@ class Collector:
         return hosts, instances
 
 
+def sent_by_its_host(message):
+    """The sample of notification ``message``; InvalidSample unless it names its publisher.
+
+    Binds a sample to the nova host whose monitor sent it: the host field
+    of the payload must be the host in the ``publisher_id``.
+    """
+    sample = message.get('payload')
+    sender = publisher.sender_host(message.get('publisher_id'))
+    named = sample.get('host') if isinstance(sample, dict) else None
+    if sender is None or named != sender:
+        raise ingest.InvalidSample(
+            'sample for host %r published by %r (only %s<host> may publish for <host>)'
+            % (named, message.get('publisher_id'), publisher.PUBLISHER_PREFIX),
+            ingest.WRONG_SENDER)
+    return sample
+
+
+def refused(error):
+    """Log and count one refused sample (an ``ingest.InvalidSample``)."""
+    LOG.warning('nova-drs collector refused a sample (%s): %s', error.reason, error)
+    metrics.SAMPLES_REFUSED.labels(reason=error.reason).inc()
+
+
 class SampleEndpoint:
     """Batch notification endpoint for ``drs.host.sample`` notifications."""
 
@@ -110,7 +149,7 @@ class SampleEndpoint:
 
     def info(self, messages):
         try:
-            self.collector.ingest([message['payload'] for message in messages])
+            self.collector.receive(messages)
         except Exception as exc:  # the database is down: the samples are lost, not us
             LOG.error('nova-drs collector cannot store %d samples: %s',
                       len(messages), exc)

@@ -13,7 +13,12 @@
 """Samples published by the compute monitor, turned into statistics rows.
 
 ``insert_samples`` validates a batch and stores it with ``db.statistics``;
-an invalid sample is left out and reported, never raised.
+an invalid sample is left out and reported, never raised. Invalid means
+malformed (no host, a time that is not ISO 8601, a number that is not one)
+or out of range (``BOUNDS``: percentages outside 0..100, negative or
+non-finite figures, more memory used than the host has): a value the
+monitor cannot send is not a load figure the daemon should plan on.
+Which host a sample may name is the collector's check (its publisher).
 
 ``sampled_at`` is the compute's clock. A sample stamped more than
 ``MAX_AHEAD`` after it was received (the collector's clock) comes from a
@@ -26,6 +31,7 @@ newest sample, and escape the retention purge, until the clock got there.
 
 import datetime
 import logging
+import math
 
 from oslo_utils import timeutils
 
@@ -45,8 +51,26 @@ MAX_AHEAD = datetime.timedelta(seconds=60)
 _warned_ahead = set()
 
 
+#: (lowest, highest) of every number a sample holds; None = unbounded.
+#: CPU percentages are of the host's / the instance's own vCPUs (the monitor
+#: clamps them to 0..100); counters and memory only grow from 0; integers
+#: fit the BIGINT columns.
+BIGINT_MAX = 2 ** 63 - 1
+BOUNDS = {'cpu_used_percent': (0.0, 100.0)}
+DEFAULT_BOUNDS = (0, BIGINT_MAX)
+
+#: Why a sample was refused: the ``reason`` label of the collector's metric.
+MALFORMED = 'malformed'
+OUT_OF_RANGE = 'out_of_range'
+WRONG_SENDER = 'wrong_sender'
+
+
 class InvalidSample(ValueError):
-    """A sample that cannot be stored; the message says which field."""
+    """A sample that cannot be stored; the message says which field, ``reason`` why."""
+
+    def __init__(self, message, reason=MALFORMED):
+        super().__init__(message)
+        self.reason = reason
 
 
 def _time(value, field, cache=None):
@@ -71,9 +95,15 @@ def _number(row, field, kind):
     if value is None:
         return None
     try:
-        return kind(value)
-    except (TypeError, ValueError):
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
         raise InvalidSample('%s=%r is not a number' % (field, value)) from None
+    low, high = BOUNDS.get(field, DEFAULT_BOUNDS)
+    if (isinstance(number, float) and not math.isfinite(number)) \
+            or not low <= number <= high:
+        raise InvalidSample('%s=%r is outside %s..%s' % (field, value, low, high),
+                            OUT_OF_RANGE)
+    return number
 
 
 def rows_from_sample(sample, now, times=None):
@@ -100,6 +130,11 @@ def rows_from_sample(sample, now, times=None):
     for field in _HOST_FIELDS:
         host_row[field] = _number(host_stats, field,
                                   float if field == 'cpu_used_percent' else int)
+    if None not in (host_row['memory_used'], host_row['memory_total']) \
+            and host_row['memory_used'] > host_row['memory_total']:
+        raise InvalidSample('memory_used=%d is more than memory_total=%d'
+                            % (host_row['memory_used'], host_row['memory_total']),
+                            OUT_OF_RANGE)
     instance_rows = []
     for entry in sample.get('instances') or ():
         if not isinstance(entry, dict) or not entry.get('instance_uuid'):
@@ -129,7 +164,7 @@ def _warn_ahead(host, ahead):
 def insert_samples(database, samples):
     """Store many samples in one transaction; returns (hosts, instances, errors).
 
-    ``errors`` lists the InvalidSample messages of samples left out. The
+    ``errors`` lists the InvalidSample of each sample left out. The
     database stamps when it received them (``created_at``).
     """
     now = timeutils.utcnow()
@@ -138,7 +173,7 @@ def insert_samples(database, samples):
         try:
             host_row, rows = rows_from_sample(sample, now, times)
         except InvalidSample as exc:
-            errors.append(str(exc))
+            errors.append(exc)
             continue
         host_rows.append(host_row)
         instance_rows.extend(rows)

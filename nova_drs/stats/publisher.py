@@ -15,6 +15,9 @@
 import oslo_messaging as messaging
 
 EVENT_TYPE = 'drs.host.sample'
+#: A monitor publishes as ``nova-drs-monitor.<its nova host>``; the
+#: collector stores a sample only for that host (``sender_host``).
+PUBLISHER_PREFIX = 'nova-drs-monitor.'
 
 _transports = {}
 
@@ -36,8 +39,15 @@ class SamplePublisher:
 
     def __init__(self, conf, host):
         self._notifier = messaging.Notifier(
-            transport(conf), publisher_id='nova-drs-monitor.%s' % host,
+            transport(conf), publisher_id=PUBLISHER_PREFIX + host,
             driver='messagingv2', topics=[conf.drs_stats.topic])
 
     def publish(self, sample):
         self._notifier.info({}, EVENT_TYPE, sample)
+
+
+def sender_host(publisher_id):
+    """The host a sample's publisher is (None if not a nova-drs monitor)."""
+    if not isinstance(publisher_id, str) or not publisher_id.startswith(PUBLISHER_PREFIX):
+        return None
+    return publisher_id[len(PUBLISHER_PREFIX):] or None

@@ -88,8 +88,9 @@ class StoreTests:
             self.db, [bad_time, bad_number, {'no': 'host'}, 'junk', sample('h3', 1)])
         self.assertEqual(1, hosts)
         self.assertEqual(4, len(errors))
-        self.assertIn('sampled_at', errors[0])
-        self.assertIn('vcpus', errors[1])
+        self.assertIn('sampled_at', str(errors[0]))
+        self.assertIn('vcpus', str(errors[1]))
+        self.assertEqual({ingest.MALFORMED}, {error.reason for error in errors})
 
     def test_purge_boundaries(self):
         ingest.insert_samples(self.db, [sample('h1', m, ['u1']) for m in range(4)])
