@@ -14,13 +14,14 @@
 
 A rule matches hosts by a regular expression on the host name, the name of
 one of its aggregates, or its availability zone; a regex that does not
-compile is refused with 400 instead of breaking the daemon later.
+compile, or whose matching time nova_drs.rule_patterns cannot bound (nested
+quantifiers, backreferences, ...), is refused with 400 instead of slowing or
+breaking the daemon later.
 """
-
-import re
 
 import webob.exc
 
+from nova_drs import rule_patterns
 from nova_drs.api import schemas
 from nova_drs.db import rules as db_rules
 
@@ -47,9 +48,9 @@ class RulesController:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         rule = body['rule']
         try:
-            re.compile(rule['value'])
-        except (re.error, RecursionError, OverflowError) as exc:
-            raise webob.exc.HTTPBadRequest('invalid regular expression %r: %s'
+            rule_patterns.compile_rule(rule['value'])
+        except rule_patterns.UnsafePattern as exc:
+            raise webob.exc.HTTPBadRequest('rule pattern %r refused: %s'
                                            % (rule['value'][:255], exc)) from None
         return 201, {'rule': db_rules.add(self.database, rule['type'], rule['value'],
                                           rule['allow'])}

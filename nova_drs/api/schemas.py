@@ -26,6 +26,8 @@ import re
 import jsonschema
 from nova.api.validation import parameter_types
 
+from nova_drs import rule_patterns
+
 FORMAT_CHECKER = jsonschema.FormatChecker()
 #: Why a value fails each format, in nova's words.
 FORMAT_REASONS = {
@@ -105,10 +107,11 @@ RULE = {
             'type': 'object',
             'properties': {
                 'type': {'type': 'string', 'enum': list(RULE_TYPES)},
-                # A regular expression on a name: printable, and it compiles.
-                # Compiled by the controller, which names the regex error.
+                # A regular expression on a name: printable, and it compiles
+                # with a bounded matching time. Checked by the controller
+                # (nova_drs.rule_patterns), which names the error.
                 'value': {'type': 'string', 'format': 'printable', 'minLength': 1,
-                          'maxLength': 255},
+                          'maxLength': rule_patterns.MAX_LENGTH},
                 'allow': {'type': 'boolean'},
             },
             'required': ['type', 'value', 'allow'],

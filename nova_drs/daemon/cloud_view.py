@@ -20,10 +20,12 @@ same in the simulator.
 
 import dataclasses
 import datetime
-import re
+import logging
+import threading
 
 from nova_drs import cluster_policy
 from nova_drs import opt_out
+from nova_drs import rule_patterns
 from nova_drs.daemon import nova_api
 from nova_drs.loadbalancer import model
 
@@ -35,6 +37,8 @@ NOT_MOVED_NOVA = frozenset(('failed', 'error', 'cancelled', 'reverted'))
 #: Kinds that move a server (resize and evacuation are not balancing moves).
 MOVES_NOVA = frozenset(('live-migration', 'migration'))
 STATE_BY_STATUS = {'ACTIVE': 'active', 'PAUSED': 'paused', 'SHUTOFF': 'stopped'}
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -226,12 +230,38 @@ def _cluster_of(host, membership):
 
 
 class Rules:
-    """Allow/deny rules; last match wins, default allow (as the 2015 tool)."""
+    """Allow/deny rules; last match wins, default allow (as the 2015 tool).
+
+    A stored rule whose pattern rule_patterns refuses (written to the
+    database outside the API, or before the check existed) or whose type is
+    unknown is left out, with one warning: it never stops the cycle.
+    """
 
     TYPES = ('host', 'aggregate', 'availability_zone')
+    _warned = set()
+    _warned_lock = threading.Lock()
 
     def __init__(self, rules):
-        self._rules = [(r['type'], re.compile(r['value']), r) for r in rules]
+        self._rules = []
+        for rule in rules:
+            try:
+                if rule['type'] not in self.TYPES:
+                    raise rule_patterns.UnsafePattern('unknown rule type %r' % rule['type'])
+                pattern = rule_patterns.compile_rule(rule['value'])
+            except rule_patterns.UnsafePattern as exc:
+                self._disable(rule, exc)
+                continue
+            self._rules.append((rule['type'], pattern, rule))
+
+    @classmethod
+    def _disable(cls, rule, reason):
+        marker = (rule.get('id'), rule['type'], rule['value'])
+        with cls._warned_lock:
+            first = marker not in cls._warned
+            cls._warned.add(marker)
+        if first:
+            LOG.warning('rule %s (%s %r) disabled: %s; delete it and create a valid one',
+                        rule.get('id'), rule['type'], str(rule['value'])[:255], reason)
 
     def allows(self, host, aggregates, hypervisor=None, service=None):
         rule = self.deciding(host, aggregates, service=service)

@@ -94,6 +94,16 @@ class TestRules(test_api_hosts.LoadBalancerApiTestCase):
         self.assertFault(400, self.create(value='compute[0-9'), 'invalid regular expression')
         self.assertEqual([], self.call(self.admin_api, 'GET', '/loadbalancer/rules')[1]['rules'])
 
+    def test_patterns_with_unbounded_matching_time_are_400(self):
+        for value, fragment in (('(a+)+$', 'exponential time'),
+                                ('(a|aa)*', 'exponential time'),
+                                ('(.*)\\1', 'backreference'),
+                                ('.*.*.*.*', 'too many ways')):
+            with self.subTest(value=value):
+                self.assertFault(400, self.create(value=value), fragment)
+        self.assertEqual([], self.call(self.admin_api, 'GET', '/loadbalancer/rules')[1]['rules'])
+        self.assertEqual(201, self.create(value='rack[0-9]+-node[0-9]+-.*')[0])
+
     def test_bad_rule_bodies_are_400(self):
         cases = (
             '{"rule": {"type": "rack", "value": "x", "allow": true}}',

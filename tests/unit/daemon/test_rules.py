@@ -39,3 +39,17 @@ def test_aggregate_and_zone_rules():
     assert rules.allows('c1', [{'name': 'cpu-a'}])
     assert not rules.allows('c1', [], service={'zone': 'az2'})
     assert rules.allows('c1', [], service={'zone': 'az1'})
+
+
+def test_bad_stored_rule_is_disabled_with_one_warning(caplog):
+    stored = [{'id': 901, 'type': 'host', 'value': 'compute[0-9', 'allow': False},
+              {'id': 902, 'type': 'host', 'value': '(a+)+$', 'allow': False},
+              {'id': 903, 'type': 'rack', 'value': 'r1', 'allow': False},
+              {'id': 904, 'type': 'host', 'value': 'compute1', 'allow': False}]
+    with caplog.at_level('WARNING', logger='nova_drs.daemon.cloud_view'):
+        for _ in range(3):
+            rules = cloud_view.Rules(stored)
+    assert not rules.allows('compute1', [])
+    assert rules.allows('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!', [])
+    warnings = [r.getMessage() for r in caplog.records]
+    assert [w.split(' (')[0] for w in warnings] == ['rule 901', 'rule 902', 'rule 903']
