@@ -89,7 +89,7 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
         self.assertIn('cooldown', held['reason'])
         self.assertIn('planned host2 -> ', held['reason'])
 
-    def test_one_insert_and_one_delete_per_cycle(self):
+    def test_one_insert_and_one_bounded_prune_per_cycle(self):
         self.quiet_host1()
         statements = []
 
@@ -102,7 +102,11 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
             self.balancer.run_cycle()
         finally:
             sa.event.remove(self.drs_db.engine, 'before_cursor_execute', listen)
-        self.assertEqual([('INSERT', True), ('DELETE', False)], statements)
+        # One INSERT of the cycle's rows. The per-cycle prune (and the first
+        # cycle's history purge) select the ids of at most one batch of old
+        # rows each and delete only when there are any: nothing is old yet.
+        self.assertEqual([('INSERT', True)], [s for s in statements if s[0] != 'SELECT'])
+        self.assertLessEqual(len(statements), 3)
         self.assertEqual(3, len(self.explain('host', 'host1')) + len(
             self.explain('host', 'host2')) + len(self.explain('host', 'host3')))
 
@@ -137,7 +141,7 @@ class TestManualClusterExplains(TestDaemonExplains):
     test_suspended_host_names_underload_and_the_threshold = None
     test_host_kept_on_by_a_deny_rule_names_the_rule = None
     test_server_in_cooldown_says_so = None
-    test_one_insert_and_one_delete_per_cycle = None
+    test_one_insert_and_one_bounded_prune_per_cycle = None
     test_retention_prunes_old_decisions = None
 
 
