@@ -20,12 +20,19 @@ every ``--wait``.
 """
 
 import collections
+import contextlib
 import datetime
+import json
+import logging
+import re
 import time
 from urllib import parse
 
 from keystoneauth1 import adapter
 from oslo_utils import timeutils
+
+from nova_drs.power import base as power_base
+from nova_drs.power import loader as power_loader
 
 
 class HostChange(collections.namedtuple('HostChange', 'verb wanted otherwise')):
@@ -66,6 +73,93 @@ def plan_row(plan):
                 progress=plan_progress(plan['progress']))
 
 
+#: The loggers keystoneauth writes request bodies to (``--debug`` prints them);
+#: keystoneauth1 names its loggers ``keystoneauth.*``.
+REQUEST_LOGGERS = ('keystoneauth.session', 'keystoneauth.session.request')
+
+
+class _Mask(logging.Filter):
+    """Replaces each secret, as typed and as JSON-escaped, by ``***`` in a record."""
+
+    def __init__(self, secrets):
+        super().__init__()
+        self.forms = set(secrets) | {json.dumps(secret)[1:-1] for secret in secrets}
+
+    def filter(self, record):
+        message = record.getMessage()
+        masked = power_base.scrub(message, self.forms)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
+
+
+@contextlib.contextmanager
+def masked_logs(secrets, loggers=REQUEST_LOGGERS):
+    """While inside, ``secrets`` never reach a log line of ``loggers``: keystoneauth
+    logs request bodies unmasked, and ``--debug`` prints them."""
+    if not secrets:
+        yield
+        return
+    mask = _Mask(secrets)
+    targets = [logging.getLogger(name) for name in loggers]
+    for logger in targets:
+        logger.addFilter(mask)
+    try:
+        yield
+    finally:
+        for logger in targets:
+            logger.removeFilter(mask)
+
+
+class SecretOptionMask(logging.Filter):
+    """Masks the value of every secret power option *by name* in a record:
+    ``kg=…`` in a command line, ``'kg': '…'`` in a repr, ``"kg": "…"`` in JSON.
+
+    For lines logged before the client knows the values: osc-lib logs the
+    command line (``START with options``, masking only password-like words)
+    and each command's parsed arguments (``run(Namespace(...))``) unmasked.
+    The names are those the installed drivers' schemas declare secret.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._patterns = None
+
+    def patterns(self):
+        if self._patterns is None:
+            names = {'password', 'passphrase', 'kg'}
+            for driver in power_loader.names():
+                try:
+                    schema = power_loader.driver_class(driver).OPTIONS
+                except power_base.PowerError:
+                    continue
+                names |= {key for key in schema.get('properties', {})
+                          if power_base.is_secret(key, schema)}
+            words = '|'.join(sorted(map(re.escape, names)))
+            self._patterns = (
+                re.compile(r"""(?<![\w-])((?:%s)=)[^\s'",}]+""" % words),
+                re.compile(r"""((['"])(?:%s)\2\s*:\s*)(['"])(?:\\.|(?!\3).)*\3""" % words))
+        return self._patterns
+
+    def filter(self, record):
+        message = record.getMessage()
+        equals, quoted = self.patterns()
+        masked = quoted.sub(lambda m: '%s%s***%s' % (m.group(1), m.group(3), m.group(3)),
+                            equals.sub(r'\1***', message))
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
+
+
+def power_secrets(driver, options):
+    """The secret values of ``options`` as driver ``driver``'s schema declares them
+    (judged by name when the driver is not installed on this client)."""
+    try:
+        return power_loader.driver_class(driver).secret_values(options or {})
+    except power_base.PowerError:
+        return power_base.secret_values(options or {})
+
+
 class DrsError(Exception):
     """An API call failed; the message is nova's explanation and the HTTP status."""
 
@@ -99,8 +193,10 @@ class DrsClient:
                                        endpoint_override=endpoint_override)
         self.error = error
 
-    def _request(self, method, path, body=None):
-        response = self.adapter.request(path, method, json=body, raise_exc=False)
+    def _request(self, method, path, body=None, secrets=()):
+        """One call; ``secrets`` (values in ``body``) are masked in keystoneauth's logs."""
+        with masked_logs(secrets):
+            response = self.adapter.request(path, method, json=body, raise_exc=False)
         if response.status_code >= 400:
             raise self.error(_error_message(response))
         return response.json() if response.content else None
@@ -113,7 +209,9 @@ class DrsClient:
 
     def action(self, name, **arguments):
         """``POST /loadbalancer/action``: the host (or request) it answers with."""
-        return self._request('POST', '/loadbalancer/action', {name: arguments})
+        secrets = (power_secrets(arguments.get('driver'), arguments.get('options'))
+                   if name == 'set_power' else ())
+        return self._request('POST', '/loadbalancer/action', {name: arguments}, secrets)
 
     def list_rules(self):
         return self._request('GET', '/loadbalancer/rules')['rules']

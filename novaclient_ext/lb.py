@@ -130,6 +130,35 @@ def do_lb_host_clear_wake_failed(cs, args):
     print('wake_failed of %s cleared (state: %s)' % (args.host, host['suspend_state']))
 
 
+@utils.arg('host', metavar='<host>', help='Name of the compute host.')
+@utils.arg('--driver', metavar='<driver>', required=True,
+           help='Power driver name (e.g. ipmi, redfish, wol, ssh).')
+@utils.arg('--mode', metavar='<mode>', choices=['s3', 'off'], default=None,
+           help='How the host is suspended: s3 (suspend to RAM) or off.')
+@utils.arg('--mac-to-wake', metavar='<mac>', default=None, help='MAC address for Wake-on-LAN.')
+@utils.arg('--option', metavar='<key=value>', action='append', default=[],
+           help='Driver option (repeat for several); secrets are stored sealed for the '
+                'DRS daemon and never shown, --debug included.')
+def do_lb_host_set_power(cs, args):
+    """Set a host's power driver, mode and options."""
+    options = {}
+    for pair in args.option:
+        key, sep, value = pair.partition('=')
+        if not sep or not key:
+            raise exceptions.CommandError('--option must be key=value, got %r' % key)
+        options[key] = value
+    arguments = {'host': args.host, 'driver': args.driver}
+    if args.mode:
+        arguments['mode'] = args.mode
+    if args.mac_to_wake:
+        arguments['mac_to_wake'] = args.mac_to_wake
+    if options:
+        arguments['options'] = options
+    host = cs.lb.action('set_power', **arguments)['host']
+    print('power settings of %s set (driver %s, mode %s)'
+          % (args.host, host['power_driver'], host['power_mode']))
+
+
 @utils.arg('host', metavar='<host>', help='Name of the compute host to test.')
 def do_lb_wake_test(cs, args):
     """Ask the DRS daemon to test suspending and waking a host."""

@@ -37,6 +37,7 @@ from nova_drs.db import requests as db_requests
 from nova_drs.db import statistics as db_statistics
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
+from nova_drs.power import sealing
 from nova_drs.scale import api as scale_api
 
 #: One action of POST /loadbalancer/action: its policy rule, the schema of
@@ -243,9 +244,18 @@ class HostsController:
         driver = arguments['driver']
         options = arguments.get('options', {})
         try:
+            sealer = sealing.sealer_from_conf(drs_conf.CONF)
+        except sealing.SealError as exc:
+            # This node's configuration, not the request, is at fault.
+            raise webob.exc.HTTPInternalServerError(str(exc)) from None
+        try:
             mode = arguments.get('mode') or power_loader.driver_class(driver).MODES[0]
             # The driver's own schema: required options, types, secrets.
             power_loader.check(driver, mode, options)
+            # Secrets are stored sealed for nova-loadbalancer: this node can
+            # write them but holds no key that reads them back.
+            options = sealing.seal_options(
+                options, power_loader.driver_class(driver).schema_for(options), host, sealer)
         except power_base.PowerError as exc:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         fields = {'power_driver': driver, 'power_mode': mode,

@@ -93,6 +93,7 @@ def _start(argv):
     if migration.current_revision(database) != migration.head_revision():
         raise drs_conf.ConfigError('the DRS database is not at the current schema; run '
                                    '"nova-drs-manage db sync" first')
+    daemon_power.check_keys(CONF, database)
     return policy, nova, database
 
 

@@ -26,6 +26,7 @@ from oslo_config import cfg
 from nova_drs import conf as drs_conf
 from nova_drs.cmd import manage_db
 from nova_drs.cmd import manage_overcommit
+from nova_drs.cmd import manage_power
 from nova_drs.cmd import manage_stats
 from nova_drs.conf import startup
 
@@ -35,6 +36,7 @@ PROG = 'nova-drs-manage'
 CATEGORIES = (
     manage_db,
     manage_overcommit,
+    manage_power,
     manage_stats,
 )
 

@@ -16,10 +16,12 @@ import datetime
 
 from oslo_utils import timeutils
 
+from nova_drs.cmd import manage_power
 from nova_drs.cmd import subcommands
 from nova_drs.db import api
 from nova_drs.db import migration
 from nova_drs.db import retention
+from nova_drs.power import sealing
 
 
 def _sync(conf):
@@ -28,6 +30,7 @@ def _sync(conf):
         before = migration.current_revision(database)
         migration.sync(database, conf.category.revision)
         after = migration.current_revision(database)
+        clear = _seal_legacy(conf, database)
     finally:
         database.dispose()  # the pool closes now (callers may drop the database)
     if before == after:
@@ -36,7 +39,21 @@ def _sync(conf):
     else:
         print('DRS database %s upgraded from %s to %s'
               % (api.masked(database.connection), before or 'empty', after))
+    if clear:
+        print('WARNING: %d host(s) hold power secrets in clear (first: %s); set [drs_power] '
+              'seal_public_key_file and run "nova-drs-manage power seal"'
+              % (len(clear), min(clear)))
     return 0
+
+
+def _seal_legacy(conf, database):
+    """Seal the secrets rows from before sealing hold in clear, with the public key
+    if one is set; the hosts still holding clear secrets."""
+    sealer = sealing.sealer_from_conf(conf)
+    sealed, clear = manage_power.seal_stored(database, sealer)
+    if sealed:
+        print('sealed the power secrets of %d host(s) for key %s' % (sealed, sealer.key_id))
+    return clear
 
 
 def _version(conf):

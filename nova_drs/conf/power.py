@@ -53,6 +53,23 @@ power_opts = [
                help='TLS verification of Redfish BMCs when a host sets no '
                     '"verify" option: "true", "false", or the path of a CA '
                     'bundle.'),
+    cfg.StrOpt('seal_public_key_file',
+               help='PEM X25519 public key that secret power options (BMC '
+                    'passwords, IPMI kg, ssh passphrases) are sealed with '
+                    'before they are stored. Set on every nova-api node and '
+                    'wherever "nova-drs-manage power seal" or "db sync" runs; '
+                    'it cannot decrypt anything. Unset: the API refuses a '
+                    'secret power option with a 400 naming it. '
+                    '"nova-drs-manage power keygen" makes a key pair.'),
+    cfg.ListOpt('unseal_private_key_files',
+                default=[],
+                help='PEM X25519 private keys nova-loadbalancer opens sealed '
+                     'power secrets with (mode 0600, else refused). Set only '
+                     'in the daemon\'s configuration, never on API or '
+                     'scheduler nodes. During a key rotation list the old '
+                     'and the new key; each sealed value names its key. The '
+                     'daemon refuses to start while a stored secret is sealed '
+                     'for a key not listed here.'),
     cfg.IntOpt('redfish_retries',
                default=1, min=1, max=10,
                help='Attempts of one Redfish request before the driver gives '

@@ -12,18 +12,23 @@
 
 """The daemon's bridge to the power drivers: a host record -> (driver, target)."""
 
+from nova_drs import conf as drs_conf
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.power import base
 from nova_drs.power import loader
+from nova_drs.power import sealing
 
 
 def drivers_for(conf, database):
     """Callable the host lifecycle uses: record -> (driver, PowerTarget).
 
     Raises PowerError when the host has no usable driver, so the lifecycle
-    refuses to empty a host it could not power off or wake again.
+    refuses to empty a host it could not power off or wake again. Sealed
+    secrets are opened here, with ``[drs_power] unseal_private_key_files``,
+    and only here: the clear options live in the target handed to the driver.
     """
     cache = {}
+    unsealer = sealing.unsealer_from_conf(conf)
 
     def lookup(record):
         # Records from hosts.list_with_power carry their settings: no query.
@@ -31,6 +36,38 @@ def drivers_for(conf, database):
             database, record['host'])
         if name not in cache:
             cache[name] = loader.get_driver(name, conf)
+        options = sealing.unseal_options(options, record['host'], unsealer)
         return cache[name], base.PowerTarget(name=record['host'], mac=mac, options=options,
                                              mode=mode or base.MODE_OFF)
     return lookup
+
+
+def check_keys(conf, database):
+    """ConfigError (one line) unless the daemon can open every stored sealed secret.
+
+    Run before the first cycle: a daemon that cannot open a host's password
+    would empty the host and then fail to power it off, or never wake it.
+    """
+    try:
+        unsealer = sealing.unsealer_from_conf(conf)
+    except sealing.SealError as exc:
+        raise drs_conf.ConfigError(str(exc)) from None
+    missing, hosts, after = set(), [], None
+    while True:
+        rows = drs_hosts.stored_power_options(database, after=after)
+        if not rows:
+            break
+        for host, _, text in rows:
+            try:
+                needed = sealing.sealed_key_ids(base.parse_options(text, host))
+            except base.PowerError:
+                continue  # the lifecycle reports unreadable options for that host
+            if needed - set(unsealer.keys):
+                missing |= needed - set(unsealer.keys)
+                hosts.append(host)
+        after = rows[-1][0]
+    if missing:
+        raise drs_conf.ConfigError(
+            'power secrets of %d host(s) (first: %s) are sealed for key(s) %s, not among '
+            '[drs_power] unseal_private_key_files; give this daemon that private key'
+            % (len(hosts), hosts[0], ', '.join(sorted(missing))))

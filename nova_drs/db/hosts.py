@@ -265,12 +265,35 @@ def set_fields(database, host, **fields):
 
 
 def power_settings(database, host):
-    """(driver, mode, options dict, mac) for the power drivers; holds secrets."""
+    """(driver, mode, options dict, mac) for the power drivers; secrets sealed."""
     with database.reader() as session:
         row = session.scalars(sa.select(models.DrsHost).filter_by(host=host)).first()
         if row is None:
             return None, None, {}, None
         return _power_tuple(row)
+
+
+def stored_power_options(database, after=None, limit=1000):
+    """[(host, power_driver, power_options text)] of hosts with power options, by
+    host, ``limit`` from after host ``after``: what sealing and rotation rewrite."""
+    table = models.DrsHost.__table__
+    query = (sa.select(table.c.host, table.c.power_driver, table.c.power_options)
+             .where(table.c.power_options.is_not(None), table.c.power_options != '')
+             .order_by(table.c.host).limit(limit))
+    if after is not None:
+        query = query.where(table.c.host > after)
+    with database.reader() as session:
+        return [tuple(row) for row in session.execute(query)]
+
+
+def replace_power_options(database, host, old_text, new_text):
+    """Write ``new_text`` as ``host``'s power options only if they still are ``old_text``
+    (an admin who set them meanwhile wins); True when written."""
+    table = models.DrsHost.__table__
+    with database.writer() as session:
+        return session.execute(
+            table.update().where(table.c.host == host, table.c.power_options == old_text)
+            .values(power_options=new_text)).rowcount == 1
 
 
 def _power_tuple(row):

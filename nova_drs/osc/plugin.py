@@ -17,13 +17,24 @@ commands live in the ``openstack.drs.v1`` group. The API is served by
 nova-api itself, so the client talks to the compute endpoint of the catalog.
 """
 
+import logging
+
 from osc_lib import exceptions
 from osc_lib import utils
+
+from nova_drs import client as drs_client
 
 DEFAULT_API_VERSION = '1'
 API_VERSION_OPTION = 'os_drs_api_version'
 API_NAME = 'drs'
 API_VERSIONS = {'1': 'nova_drs.client.DrsClient'}
+
+#: osc-lib logs the command line and each command's parsed arguments with
+#: ``--debug``; a ``--power-option kg=…`` would be printed. The plugin is
+#: imported before either line is logged.
+MASKED_LOGGERS = ('osc_lib.shell', 'nova_drs.osc.v1.hosts.SetHost')
+for _name in MASKED_LOGGERS:
+    logging.getLogger(_name).addFilter(drs_client.SecretOptionMask())
 
 
 def make_client(instance):

@@ -23,9 +23,11 @@ implementation.
 Per-host settings come from the ``drs_hosts`` row: ``power_driver`` (the
 stevedore name), ``power_mode`` (``s3`` = keep memory, ``off`` = S5),
 ``power_options`` (JSON, checked against the driver's ``OPTIONS`` schema)
-and ``mac_to_wake``. Options marked ``"secret": true`` in a schema (and any
-option named like a password) are never shown: not in ``PowerTarget``'s
-repr, not in ``redact()``'s output, not in a ``PowerError`` message.
+and ``mac_to_wake``. The schema is the one owner of which options are
+secret: a property marked ``"secret": true`` is stored sealed for the daemon
+(``power/sealing.py``) and never shown: not in ``PowerTarget``'s repr, not in
+``redact()``'s output, not in a ``PowerError`` message. Only an option no
+schema describes (a nested dict of an unknown driver) is judged by its name.
 """
 
 import abc
@@ -63,12 +65,17 @@ def _looks_secret(key):
     return name in _SECRET_NAMES or any(word in name for word in _SECRET_WORDS)
 
 
-def _is_secret(key, schema):
-    prop = ((schema or {}).get('properties') or {}).get(key) or {}
-    return bool(prop.get('secret')) or _looks_secret(key)
+def is_secret(key, schema):
+    """Whether option ``key`` is secret: its schema says so (``"secret": true``);
+    an option the schema does not describe is secret when named like a password."""
+    prop = ((schema or {}).get('properties') or {}).get(key)
+    if prop is None:
+        return _looks_secret(key)
+    return bool(prop.get('secret'))
 
 
-def _child_schema(key, schema):
+def child_schema(key, schema):
+    """The schema of option ``key`` of ``schema`` (None if it has none)."""
     return ((schema or {}).get('properties') or {}).get(key)
 
 
@@ -82,10 +89,10 @@ def redact(options, schema=None):
         return options
     shown = {}
     for key, value in options.items():
-        if _is_secret(key, schema):
+        if is_secret(key, schema):
             shown[key] = REDACTED
         elif isinstance(value, dict):
-            shown[key] = redact(value, _child_schema(key, schema))
+            shown[key] = redact(value, child_schema(key, schema))
         else:
             shown[key] = copy.deepcopy(value)
     return shown
@@ -97,11 +104,11 @@ def secret_values(options, schema=None):
     if not isinstance(options, dict):
         return found
     for key, value in options.items():
-        if _is_secret(key, schema):
+        if is_secret(key, schema):
             if value not in (None, ''):
                 found.add(str(value))
         elif isinstance(value, dict):
-            found |= secret_values(value, _child_schema(key, schema))
+            found |= secret_values(value, child_schema(key, schema))
     return found
 
 
@@ -227,12 +234,18 @@ class PowerDriver(abc.ABC):
         validate_options(options, cls.OPTIONS)
 
     @classmethod
+    def schema_for(cls, options):
+        """The schema of these ``options``: ``OPTIONS``, or more when an option
+        names another driver whose options are nested (wol's suspend_via)."""
+        return cls.OPTIONS
+
+    @classmethod
     def redact(cls, options):
-        return redact(options, cls.OPTIONS)
+        return redact(options, cls.schema_for(options))
 
     @classmethod
     def secret_values(cls, options):
-        return secret_values(options, cls.OPTIONS)
+        return secret_values(options, cls.schema_for(options))
 
     @classmethod
     def can_suspend(cls, options):

@@ -81,24 +81,20 @@ class WakeOnLanDriver(base.PowerDriver):
             suspend_class.check(mode, options.get('suspend_options') or {})
 
     @classmethod
-    def redact(cls, options):
-        shown = base.redact(options, cls.OPTIONS)
-        inner = options.get('suspend_options') if isinstance(options, dict) else None
-        if isinstance(inner, dict):
-            shown['suspend_options'] = loader.redact(inner, options.get('suspend_via'))
-        return shown
-
-    @classmethod
-    def secret_values(cls, options):
-        found = base.secret_values(options, cls.OPTIONS)
+    def schema_for(cls, options):
+        """``OPTIONS`` with ``suspend_options`` described by the suspend_via driver's
+        schema, so its secrets are redacted and sealed like that driver's own."""
         try:
-            suspend_class = cls._suspend_driver_class(options)
+            suspend_class = (cls._suspend_driver_class(options)
+                             if isinstance(options, dict) else None)
         except base.PowerError:
             suspend_class = None
-        inner = options.get('suspend_options')
-        if suspend_class is not None and isinstance(inner, dict):
-            found |= suspend_class.secret_values(inner)
-        return found
+        if suspend_class is None:
+            return cls.OPTIONS
+        properties = dict(cls.OPTIONS['properties'],
+                          suspend_options=suspend_class.schema_for(
+                              options.get('suspend_options') or {}))
+        return dict(cls.OPTIONS, properties=properties)
 
     @classmethod
     def can_suspend(cls, options):

@@ -30,6 +30,7 @@ from oslo_messaging import opts as messaging_opts
 from nova_drs import conf as drs_conf
 from nova_drs.db import api as db_api
 from nova_drs.db import migration
+from nova_drs.power import sealing
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPERATOR_CONF = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'nova.conf.drs')
@@ -74,6 +75,12 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         self.flags(api_paste_config=self.API_PASTE, group='wsgi')
         options = {(group, name): value for group, name, value in operator_options()}
         options[('drs', 'state_path')] = self.state_dir
+        # One process plays nova-api and nova-loadbalancer: it holds both keys.
+        self.seal_key_id = sealing.generate_key_pair(
+            os.path.join(self.state_dir, 'seal.key'), os.path.join(self.state_dir, 'seal.pub'))
+        options[('drs_power', 'seal_public_key_file')] = os.path.join(self.state_dir, 'seal.pub')
+        options[('drs_power', 'unseal_private_key_files')] = [
+            os.path.join(self.state_dir, 'seal.key')]
         options.update(self.EXTRA_FLAGS)
         # nova registers [oslo_messaging_notifications] only once its RPC starts.
         for group, opts in messaging_opts.list_opts():

@@ -15,9 +15,15 @@
 import datetime
 import json
 
-from nova_drs import conf  # noqa: F401  (registers [drs] before base sets flags)
+from oslo_config import cfg
+
+from nova_drs import conf as drs_conf  # registers [drs] before base sets flags
+from nova_drs.conf import power as power_conf
+from nova_drs.daemon import power as daemon_power
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import models
+from nova_drs.power import base as power_base
+from nova_drs.power import sealing
 from tests.functional import base
 
 
@@ -224,7 +230,34 @@ class TestWakeTestAndPower(LoadBalancerApiTestCase):
             self.assertNotIn('s3cr3t', text)
         with self.drs_db.reader() as session:
             row = session.query(models.DrsHost).filter_by(host='host2').one()
-            self.assertEqual('s3cr3t', json.loads(row.power_options)['password'])
+            stored = row.power_options
+        # Stored sealed: what every API and scheduler node can read holds no secret ...
+        self.assertNotIn('s3cr3t', stored)
+        self.assertTrue(sealing.is_sealed(json.loads(stored)['password']))
+        self.assertEqual('10.0.0.2', json.loads(stored)['address'])
+        # ... a configuration with only the public key opens nothing ...
+        record = db_hosts.list_with_power(self.drs_db)
+        record = next(r for r in record if r['host'] == 'host2')
+        api_only = cfg.ConfigOpts()
+        api_only.register_opts(power_conf.power_opts, group='drs_power')
+        api_only.set_override('seal_public_key_file', drs_conf.CONF.drs_power.seal_public_key_file,
+                              group='drs_power')
+        with self.assertRaisesRegex(power_base.PowerError, 'sealed for key %s, which is not '
+                                    'among' % self.seal_key_id):
+            daemon_power.drivers_for(api_only, self.drs_db)(record)
+        # ... and the daemon's power driver gets the clear password.
+        driver, target = daemon_power.drivers_for(drs_conf.CONF, self.drs_db)(record)
+        self.assertEqual('ipmi', driver.NAME)
+        self.assertEqual({'address': '10.0.0.2', 'username': 'root', 'password': 's3cr3t'},
+                         target.options)
+
+    def test_set_power_secret_without_public_key_is_refused(self):
+        self.flags(seal_public_key_file=None, group='drs_power')
+        body = {'set_power': {'host': 'host2', 'driver': 'redfish',
+                              'options': {'url': 'https://bmc', 'password': 's3cr3t'}}}
+        self.assertFault(400, self.action(body), "power option 'password' is secret and no "
+                         "[drs_power] seal_public_key_file is set")
+        self.assertIsNone(db_hosts.get(self.drs_db, 'host2')['power_driver'])
 
     def test_set_power_mode_defaults_to_the_drivers_first(self):
         body = {'set_power': {'host': 'host1', 'driver': 'wol',
