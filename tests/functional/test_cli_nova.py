@@ -31,7 +31,12 @@ from wsgi_intercept import interceptor
 
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import models
+from nova_drs.db import plans as db_plans
+from nova_drs.loadbalancer import model
 from tests.functional import test_api_hosts
+
+#: A plan action both CLIs' plan tests store.
+SUSPEND_HOST3 = db_plans.Action(model.Suspend('host3', 'cluster idle'), 'c1', 'manual')
 
 CLI_HOST = 'drs-cli-api.test'
 ENDPOINT = 'http://%s/v2.1' % CLI_HOST
@@ -119,7 +124,7 @@ class TestNovaShell(CliTestCase):
         self.assertEqual(0, code)
         for command in ('lb-host-list', 'lb-host-show', 'lb-suspend', 'lb-unsuspend',
                         'lb-wake-test', 'lb-rule-list', 'lb-rule-add', 'lb-rule-delete',
-                        'lb-plan-show'):
+                        'lb-plan-show', 'lb-plan-list'):
             self.assertIn(command, out)
 
     def test_host_list_table(self):
@@ -214,6 +219,18 @@ class TestNovaShell(CliTestCase):
         self.assertRegex(out, r'\| status +\| pending')
         self.assertIn('{"host": "host3", "reason": "cluster idle", "type": "suspend"}', out)
         self.assertRegex(out, r'\| 1 +\| cluster idle +\|')
+
+    def test_plan_list_and_plan_show_by_id_with_each_actions_progress(self):
+        plan_id = db_plans.save(self.drs_db, 'manual', [SUSPEND_HOST3],
+                                'pending', cluster='c1')
+        code, out, err = self.nova('lb-plan-list')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| %d +\| c1 +\| manual +\| pending +\| 0:00:0[0-9] +\| 1 +'
+                              r'\| pending 1 +\|' % plan_id)
+        code, out, err = self.nova('lb-plan-show', str(plan_id))
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'\| progress +\| pending 1')
+        self.assertRegex(out, r'\| 1 +\| pending +\| \{"automation"')
 
     def test_clear_wake_failed(self):
         db_hosts.ensure(self.drs_db, 'host2')

@@ -21,6 +21,7 @@ import yaml
 
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import models
+from nova_drs.db import plans as db_plans
 from tests.functional import test_cli_nova
 
 
@@ -57,7 +58,7 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         self.assertEqual(0, code, err)
         for command in ('host list', 'host show', 'host suspend', 'host unsuspend',
                         'host set', 'host wake test', 'rule list', 'rule create',
-                        'rule delete', 'plan show', 'plan approve', 'plan reject',
+                        'rule delete', 'plan list', 'plan show', 'plan approve', 'plan reject',
                         'policy list'):
             self.assertIn('drs ' + command, out)
 
@@ -166,6 +167,31 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         code, out, err = self.openstack('drs', 'policy', 'list', '-f', 'json')
         self.assertEqual(0, code, err)
         self.assertIsInstance(json.loads(out), list)
+
+    def test_plan_list_shows_status_cluster_age_and_plan_show_by_id_the_progress(self):
+        older = db_plans.save(self.drs_db, 'manual', [test_cli_nova.SUSPEND_HOST3], 'pending',
+                               cluster='c1')
+        newer = db_plans.save(self.drs_db, 'automatic', [test_cli_nova.SUSPEND_HOST3], 'done',
+                               cluster='c2')
+        code, out, err = self.openstack('drs', 'plan', 'list', '-f', 'json')
+        self.assertEqual(0, code, err)
+        rows = json.loads(out)
+        self.assertEqual([(newer, 'c2', 'done', 1, 'done 1'), (older, 'c1', 'pending', 1,
+                                                                 'pending 1')],
+                         [(r['ID'], r['Cluster'], r['Status'], r['Actions'], r['Progress'])
+                          for r in rows])
+        self.assertRegex(rows[0]['Age'], r'^0:00:0[0-9]$')
+        code, out, err = self.openstack('drs', 'plan', 'list', '--status', 'pending',
+                                        '-f', 'json')
+        self.assertEqual([older], [r['ID'] for r in json.loads(out)], err)
+        code, out, err = self.openstack('drs', 'plan', 'show', str(older), '-f', 'json')
+        self.assertEqual(0, code, err)
+        shown = json.loads(out)
+        self.assertEqual(('c1', 'pending 1', 'pending'),
+                         (shown['cluster'], shown['progress'], shown['actions'][0]['status']))
+        code, out, err = self.openstack('drs', 'plan', 'show', '99999')
+        self.assertEqual(1, code)
+        self.assertIn('plan 99999 not found (HTTP 404)', err)
 
     def test_non_admin_gets_a_readable_403(self):
         code, out, err = self.openstack('drs', 'host', 'list', token='member-token')
