@@ -123,6 +123,23 @@ configure_nova_drs() {
     iniset "$drs_conf" drs_auth region_name "$NOVA_DRS_REGION_NAME"
     iniset "$drs_conf" drs_auth timeout "$NOVA_DRS_REQUEST_TIMEOUT"
     chmod 600 "$drs_conf"
+    _nova_drs_seal_keys "$drs_conf"
+}
+
+# The power-secret key pair (doc/source/trust-model.md): the public key goes
+# to nova.conf (nova-api seals BMC passwords with it), the private key only to
+# the daemon's own file. Made once; a second stack keeps it.
+_nova_drs_seal_keys() {
+    local drs_conf=$1 private="$NOVA_DRS_CONF_DIR/power-seal.key" public="$NOVA_DRS_CONF_DIR/power-seal.pub"
+    if [[ ! -f "$private" ]]; then
+        (umask 077 && openssl genpkey -algorithm X25519 -out "$private") ||
+            die "nova-drs: openssl could not make the power-secret key pair"
+    fi
+    chmod 600 "$private"
+    openssl pkey -in "$private" -pubout -out "$public" ||
+        die "nova-drs: openssl could not write the power-secret public key"
+    iniset "$NOVA_CONF" drs_power seal_public_key_file "$public"
+    iniset "$drs_conf" drs_power unseal_private_key_files "$private"
 }
 
 init_nova_drs() {
@@ -155,7 +172,7 @@ stop_nova_drs() {
 cleanup_nova_drs() {
     local section
     unconfigure_nova_drs_api_paste "$NOVA_API_PASTE_INI"
-    for section in drs drs_database drs_resources drs_stats drs_auth; do
+    for section in drs drs_database drs_resources drs_stats drs_auth drs_power; do
         [[ -f "$NOVA_CONF" ]] && sed -i -e "/^\\[$section\\]/,/^\\[/ { /^\\[$section\\]/ d; /^\\[/ !d }" "$NOVA_CONF"
     done
     if [[ -f "$NOVA_CONF" ]]; then
@@ -166,7 +183,8 @@ cleanup_nova_drs() {
         inidelete "$NOVA_CONF" notifications notification_format
         inidelete "$NOVA_CONF" oslo_messaging_notifications driver
     fi
-    rm -f "$(_nova_drs_conf_file)"
+    rm -f "$(_nova_drs_conf_file)" "$NOVA_DRS_CONF_DIR/power-seal.key" \
+        "$NOVA_DRS_CONF_DIR/power-seal.pub"
     rm -rf "$NOVA_DRS_STATE_PATH"
     drop_database "$NOVA_DRS_DB_NAME"
     rm -f "$(_nova_drs_site_packages)/nova_drs-monitor.pth"

@@ -112,6 +112,15 @@ def test_configure_edits_nova_conf_paste_and_credentials(tmp_path):
     assert drs['loadbalancer']['period'] == '30'
     assert drs['drs_auth']['timeout'] == '45'
     assert oct((tmp_path / 'drs' / 'nova-drs.conf').stat().st_mode & 0o777) == '0o600'
+    # Power secrets: nova-api seals with the public key; the private key is in
+    # the daemon's file only, mode 0600, and the two are one pair.
+    from nova_drs.power import sealing
+    public = nova['drs_power']['seal_public_key_file']
+    private = drs['drs_power']['unseal_private_key_files']
+    assert 'unseal_private_key_files' not in nova['drs_power']
+    assert oct(os.stat(private).st_mode & 0o777) == '0o600'
+    assert set(sealing.Unsealer.from_files([private]).keys) == {
+        sealing.Sealer.from_file(public).key_id}
 
 
 def test_unconfigure_paste_restores_nova_pipelines(tmp_path):
@@ -164,6 +173,7 @@ def test_clean_undoes_configure(tmp_path):
     assert not nova.has_option('notifications', 'notification_format')
     assert not nova.has_option('oslo_messaging_notifications', 'driver')
     assert not (tmp_path / 'drs' / 'nova-drs.conf').exists()
+    assert not (tmp_path / 'drs' / 'power-seal.key').exists()
     assert not (tmp_path / 'state').exists()
     assert not (site / 'nova_drs-monitor.pth').exists()
     assert 'DROP DATABASE IF EXISTS `drs_db`' in calls.read_text()

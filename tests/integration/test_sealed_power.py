@@ -1,0 +1,96 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Sealed BMC passwords on the deployed mini-cloud (doc/source/trust-model.md).
+
+The devstack plugin made the key pair: nova-api's nova.conf has only the
+public key, nova-loadbalancer's own file the private key. nova-api accepts a
+password, the DRS database holds none in clear, nova-api's and
+nova-scheduler's configuration cannot open it, and the daemon powers both
+hosts over IPMI and Redfish with it (an admin wake test: off, then on).
+"""
+
+import json
+import os
+
+from oslo_config import cfg
+import pytest
+import sqlalchemy as sa
+
+from nova_drs import conf as drs_conf
+from nova_drs.power import sealing
+from tests.integration import cloud as minicloud
+from tests.integration import scenario
+
+pytestmark = pytest.mark.integration
+
+
+def _stored_options(hosts):
+    engine = sa.create_engine(minicloud._db_url('drs'))
+    try:
+        with engine.connect() as connection:
+            return dict(connection.execute(
+                sa.text('SELECT host, power_options FROM drs_hosts WHERE host IN :hosts')
+                .bindparams(sa.bindparam('hosts', expanding=True)),
+                {'hosts': list(hosts)}).all())
+    finally:
+        engine.dispose()
+
+
+def _conf(*files):
+    conf = cfg.ConfigOpts()
+    drs_conf.register_opts(conf)
+    conf([], project='nova', default_config_files=list(files))
+    return conf
+
+
+def test_api_nodes_seal_bmc_passwords_only_the_daemon_opens_them(cloud):
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    hosts = {'ipmi': minicloud.COMPUTES[0], 'redfish': minicloud.COMPUTES[1]}
+    for kind, host in hosts.items():
+        scenario.set_power(cloud, compute, host, kind)
+
+    stored = _stored_options(hosts.values())
+    for host in hosts.values():
+        assert minicloud.BMC_PASSWORD not in stored[host]
+        assert sealing.is_sealed(json.loads(stored[host])['password'])
+
+    # What every nova-api and nova-scheduler reads: the public key only.
+    api = _conf(cloud.nova_conf, cloud.nova_db_conf)
+    assert api.drs_power.seal_public_key_file and not api.drs_power.unseal_private_key_files
+    for host in hosts.values():
+        with pytest.raises(sealing.SealError, match='not among'):
+            sealing.unseal_options(json.loads(stored[host]), host,
+                                   sealing.unsealer_from_conf(api))
+    with pytest.raises(sealing.SealError):
+        sealing.Unsealer.from_files([api.drs_power.seal_public_key_file])
+    # The daemon's configuration opens them.
+    daemon = _conf(cloud.nova_conf, os.path.join(cloud.etc, 'nova-drs', 'nova-drs.conf'))
+    for host in hosts.values():
+        opened = sealing.unseal_options(json.loads(stored[host]), host,
+                                        sealing.unsealer_from_conf(daemon))
+        assert opened['password'] == minicloud.BMC_PASSWORD
+
+    # nova-loadbalancer powers each host off and on again through its BMC.
+    for kind, host in hosts.items():
+        request = scenario.ok(compute.post('/loadbalancer/action',
+                                           json={'wake_test': {'host': host}}), 202)['request']
+
+        def finished(request_id=request['id']):
+            current = scenario.ok(compute.get('/loadbalancer/requests/%s' % request_id))
+            return current['request'] if current['request']['status'] in (
+                'done', 'failed') else None
+        result = scenario.wait_for('wake test of %s over %s' % (host, kind), finished)
+        assert result['status'] == 'done', (kind, result)
+        assert cloud.power_status(kind, host) == 'on'
+    scenario.check_invariants(cloud, compute)
