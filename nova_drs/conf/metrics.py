@@ -49,6 +49,35 @@ metrics_opts = [
                 help='TCP port of the /metrics HTTP endpoint; 0 (the default) '
                      'serves no metrics. Give the daemon and the collector '
                      'different ports when they share a host.'),
+    cfg.IntOpt('client_timeout',
+               default=10, min=1, max=300,
+               help='Seconds a scraper\'s connection may stay silent (TLS '
+                    'handshake, request, reading the answer) before it is '
+                    'closed. Each connection is served on its own thread, so '
+                    'a slow or idle one never delays another scrape.'),
+    cfg.IntOpt('max_connections',
+               default=8, min=1, max=256,
+               help='Connections served at once; a further one waits (at most '
+                    'client_timeout) for one of them to end.'),
+    cfg.StrOpt('tls_cert_file',
+               help='PEM certificate (chain) of the /metrics endpoint: set with '
+                    'tls_key_file to serve HTTPS only (TLS 1.2 or later), as '
+                    'the Prometheus exporter-toolkit\'s tls_server_config '
+                    'cert_file.'),
+    cfg.StrOpt('tls_key_file',
+               help='PEM private key of tls_cert_file.'),
+    cfg.StrOpt('tls_client_ca_file',
+               help='PEM CA bundle: when set (with TLS), a scraper must present '
+                    'a client certificate it signed (exporter-toolkit\'s '
+                    'client_ca_file with RequireAndVerifyClientCert).'),
+    cfg.StrOpt('basic_auth_username',
+               help='User name a scraper must send (HTTP basic auth); set with '
+                    'basic_auth_password_hash. Without TLS the password '
+                    'crosses the network in clear.'),
+    cfg.StrOpt('basic_auth_password_hash',
+               secret=True,
+               help='bcrypt hash of the basic-auth password, as exporter-toolkit\'s '
+                    'basic_auth_users (e.g. htpasswd -nBC 10 "" | tr -d \':\\n\').'),
 ]
 
 energy_group = cfg.OptGroup(
