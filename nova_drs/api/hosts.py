@@ -37,6 +37,7 @@ from nova_drs.db import requests as db_requests
 from nova_drs.db import statistics as db_statistics
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
+from nova_drs.power import paths as power_paths
 from nova_drs.power import sealing
 from nova_drs.scale import api as scale_api
 
@@ -252,6 +253,9 @@ class HostsController:
             mode = arguments.get('mode') or power_loader.driver_class(driver).MODES[0]
             # The driver's own schema: required options, types, secrets.
             power_loader.check(driver, mode, options)
+            # Files the daemon would open: only inside [drs_power] files_dir.
+            power_paths.check_options(power_loader.driver_class(driver), options,
+                                      drs_conf.CONF)
             # Secrets are stored sealed for nova-loadbalancer: this node can
             # write them but holds no key that reads them back.
             options = sealing.seal_options(

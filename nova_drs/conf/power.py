@@ -38,6 +38,17 @@ power_opts = [
                 default=9,
                 help='UDP port of Wake-on-LAN magic packets when a host sets '
                      'no "port" option (9 = discard; some NICs use 7).'),
+    cfg.StrOpt('files_dir',
+               default='$drs.state_path/power',
+               help='Directory every file a host\'s power options name must be '
+                    'in: ssh private_key_file and known_hosts_file, a Redfish '
+                    'verify CA bundle. A relative name is taken from here; ".." '
+                    'and names resolving outside (symlinks followed) are '
+                    'refused, by the API (400) and again by the daemon before '
+                    'it opens the file. Set the same value on API nodes and '
+                    'the loadbalancer host; only the daemon user should be able '
+                    'to write here. The [drs_power] ssh_* and redfish_verify '
+                    'defaults below are not confined.'),
     cfg.StrOpt('ssh_known_hosts_file',
                default='/etc/nova-drs/ssh_known_hosts',
                help='known_hosts file the ssh driver checks host keys '

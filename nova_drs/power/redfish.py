@@ -17,6 +17,7 @@ import urllib.parse
 import sushy
 
 from nova_drs.power import base
+from nova_drs.power import paths
 
 _RESET_ACTION = '#ComputerSystem.Reset'
 _ALLOWED = 'ResetType@Redfish.AllowableValues'
@@ -33,9 +34,9 @@ def parse_verify(value):
     if isinstance(value, bool):
         return value
     lowered = str(value).strip().lower()
-    if lowered in ('true', 'yes', '1'):
+    if lowered in paths.TRUE_WORDS:
         return True
-    if lowered in ('false', 'no', '0'):
+    if lowered in paths.FALSE_WORDS:
         return False
     return str(value)
 
@@ -53,7 +54,8 @@ class RedfishDriver(base.PowerDriver):
     suspended, PoweringOn/PoweringOff -> unknown. Options: ``url``
     (https://bmc, no credentials inside), ``username``, ``password``
     (secret), ``system_id`` (needed when the BMC has several systems),
-    ``verify`` (bool or CA path, default ``[drs_power] redfish_verify``),
+    ``verify`` (bool or CA path, default ``[drs_power] redfish_verify``; a
+    host's own CA path must be in ``[drs_power] files_dir``),
     ``force_off_fallback``.
 
     Power drawn: ``PowerControl[].PowerConsumedWatts`` of the Power resource
@@ -73,7 +75,7 @@ class RedfishDriver(base.PowerDriver):
             'username': {'type': 'string'},
             'password': {'type': 'string', 'secret': True},
             'system_id': {'type': 'string', 'minLength': 1},
-            'verify': {'type': ['boolean', 'string']},
+            'verify': {'type': ['boolean', 'string'], 'path': True},
             'force_off_fallback': {'type': 'boolean'},
         },
     }
@@ -88,10 +90,15 @@ class RedfishDriver(base.PowerDriver):
     def _system(self, target):
         defaults = self.conf.drs_power
         options = target.options
+        verify = options.get('verify')
+        if verify is None:
+            verify = defaults.redfish_verify
+        elif not paths.is_switch(verify):
+            verify = paths.checked_path(self.conf, verify, 'verify', target.name)
         connection = sushy.Sushy(
             options['url'], username=options.get('username'),
             password=options.get('password'),
-            verify=parse_verify(self.option(target, 'verify', defaults.redfish_verify)),
+            verify=parse_verify(verify),
             read_timeout=defaults.timeout, connect_timeout=defaults.timeout,
             server_side_retries=defaults.redfish_retries, server_side_retries_delay=1)
         system_id = options.get('system_id')

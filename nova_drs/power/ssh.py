@@ -18,6 +18,7 @@ from oslo_log import log as logging
 import paramiko
 
 from nova_drs.power import base
+from nova_drs.power import paths
 
 LOG = logging.getLogger(__name__)
 
@@ -44,8 +45,10 @@ class SshDriver(base.PowerDriver):
     Host keys are checked against ``known_hosts_file`` (default
     ``[drs_power] ssh_known_hosts_file``): unknown keys are rejected unless
     ``host_key_policy`` is ``auto_add`` (trust on first use, saved to that
-    file). Options: ``address`` (default: the host name), ``port`` (22),
-    ``username``.
+    file). A host's own ``private_key_file`` and ``known_hosts_file`` must
+    be in ``[drs_power] files_dir`` (``power/paths.py``), so an API caller
+    cannot make the daemon read or rewrite any other file. Options:
+    ``address`` (default: the host name), ``port`` (22), ``username``.
     """
 
     NAME = 'ssh'
@@ -58,11 +61,11 @@ class SshDriver(base.PowerDriver):
             'address': {'type': 'string', 'minLength': 1},
             'port': {'type': 'integer', 'minimum': 1, 'maximum': 65535},
             'username': {'type': 'string', 'minLength': 1},
-            'private_key_file': {'type': 'string', 'minLength': 1},
+            'private_key_file': {'type': 'string', 'minLength': 1, 'path': True},
             'passphrase': {'type': 'string', 'secret': True},
             'suspend_command': {'type': 'string', 'minLength': 1},
             'status_command': {'type': 'string', 'minLength': 1},
-            'known_hosts_file': {'type': 'string', 'minLength': 1},
+            'known_hosts_file': {'type': 'string', 'minLength': 1, 'path': True},
             'host_key_policy': {'enum': list(HOST_KEY_POLICIES)},
         },
     }
@@ -71,11 +74,18 @@ class SshDriver(base.PowerDriver):
     def can_wake(cls, options):
         return False
 
+    def _file(self, target, option, default):
+        """The host's file option resolved inside files_dir, else the config's ``default``."""
+        value = target.options.get(option)
+        if value is None:
+            return default
+        return paths.checked_path(self.conf, value, option, target.name)
+
     def _client(self, target):
         defaults = self.conf.drs_power
-        known_hosts = self.option(target, 'known_hosts_file', defaults.ssh_known_hosts_file)
+        known_hosts = self._file(target, 'known_hosts_file', defaults.ssh_known_hosts_file)
         policy = self.option(target, 'host_key_policy', 'reject')
-        key_file = self.option(target, 'private_key_file', defaults.ssh_private_key_file)
+        key_file = self._file(target, 'private_key_file', defaults.ssh_private_key_file)
         if not key_file:
             raise base.PowerError('no private key: set private_key_file or '
                                   '[drs_power] ssh_private_key_file')

@@ -17,12 +17,14 @@ from nova_drs.conf import power
 
 
 @pytest.fixture
-def conf():
-    """A private ConfigOpts with [drs_power] registered and short timeouts."""
+def conf(tmp_path):
+    """A private ConfigOpts with [drs_power] registered, short timeouts, and
+    the test's tmp_path as files_dir (where the peers' keys are)."""
     config = cfg.ConfigOpts()
     [(group, opts)] = power.list_opts()
     config.register_opts(opts, group=group)
     config([], project='nova-drs-test')
     config.set_override('timeout', 10, group='drs_power')
+    config.set_override('files_dir', str(tmp_path), group='drs_power')
     yield config
     config.reset()
