@@ -155,7 +155,9 @@ class SetHost(_OneHost):
                             help='MAC address for Wake-on-LAN')
         parser.add_argument('--power-option', metavar='<key=value>',
                             action=parseractions.KeyValueAction, default={},
-                            help='Driver option (repeat for several); stored, never shown')
+                            help='Driver option (repeat for several); secrets are stored '
+                                 'sealed for the DRS daemon and never shown, --debug '
+                                 'included')
         return parser
 
     def take_action(self, parsed_args):
