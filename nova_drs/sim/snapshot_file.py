@@ -204,7 +204,8 @@ _CYCLE = {
             'type': 'object', 'required': ['name', 'hosts', 'metadata'],
             'properties': {'name': {'type': 'string'},
                            'hosts': {'type': 'array', 'items': {'type': 'string'}},
-                           'metadata': {'type': 'object'}}}},
+                           'metadata': {'type': 'object',
+                                        'additionalProperties': {'type': 'string'}}}}},
         'actions': {'type': 'array', 'items': {
             'type': 'object', 'required': ['type'],
             'properties': {'type': {'type': 'string'}, 'instance': _NAME, 'source': _NAME,
