@@ -25,12 +25,13 @@ from nova_drs.power import sealing
 
 
 def _sync(conf):
+    sealer = sealing.sealer_from_conf(conf)  # a bad key file fails before any change
     database = api.Database.from_conf(conf)
     try:
         before = migration.current_revision(database)
         migration.sync(database, conf.category.revision)
         after = migration.current_revision(database)
-        clear = _seal_legacy(conf, database)
+        clear = _seal_legacy(sealer, database)
     finally:
         database.dispose()  # the pool closes now (callers may drop the database)
     if before == after:
@@ -46,10 +47,9 @@ def _sync(conf):
     return 0
 
 
-def _seal_legacy(conf, database):
-    """Seal the secrets rows from before sealing hold in clear, with the public key
-    if one is set; the hosts still holding clear secrets."""
-    sealer = sealing.sealer_from_conf(conf)
+def _seal_legacy(sealer, database):
+    """Seal the secrets rows from before sealing hold in clear, with ``sealer`` if a
+    public key is set; the hosts still holding clear secrets."""
     sealed, clear = manage_power.seal_stored(database, sealer)
     if sealed:
         print('sealed the power secrets of %d host(s) for key %s' % (sealed, sealer.key_id))

@@ -102,6 +102,12 @@ CASES = [
     ('nova-drs-manage', '[drs_database]\nconnection = sqlite:///TMP/dir\n', ['db', 'sync'],
      'nova-drs-manage: [drs_database] connection = sqlite:///TMP/dir: SQLite database '
      'TMP/dir is not a writable file'),
+    ('nova-drs-manage', '[drs_power]\nseal_public_key_file = TMP/missing.pub\n', ['db', 'sync'],
+     'nova-drs-manage: [drs_power] seal_public_key_file: cannot read public key '
+     'TMP/missing.pub: No such file or directory'),
+    ('nova-drs-manage', '[drs_power]\nseal_public_key_file = TMP/file\n', ['power', 'seal'],
+     'nova-drs-manage: [drs_power] seal_public_key_file: TMP/file is not an X25519 public '
+     'key in PEM (make one with "nova-drs-manage power keygen")'),
     ('nova-drs-manage', '[drs_database]\nconnection = bogus://nowhere\n', ['db', 'sync'],
      "nova-drs-manage: invalid database URL bogus://nowhere: Can't load plugin: "
      'sqlalchemy.dialects:bogus'),
