@@ -177,3 +177,23 @@ def test_keygen_writes_a_private_key_only_its_owner_reads(tmp_path, capsys):
     assert manage.main(argv) == 1
     assert capsys.readouterr().err.strip() == (
         'nova-drs-manage: %s already exists; not overwriting a key' % private)
+
+
+def test_nova_loadbalancer_exits_1_in_one_line_without_the_key(cloud, capsys):
+    """The daemon command itself, as an operator starts it, before any cycle."""
+    from nova_drs.cmd import loadbalancer
+    database, url, keys, tmp_path = cloud
+    key_a, private_a, public_a = keys['a']
+    manage.main(['--config-file', _conf(tmp_path, url, public=public_a), 'power', 'seal'])
+    capsys.readouterr()
+    conf = _conf(tmp_path, url, public=public_a)
+    with open(conf, 'a') as extra:
+        extra.write('[drs_auth]\nauth_type = password\nauth_url = http://127.0.0.1:9/identity\n'
+                    'username = drs\npassword = secret\nproject_name = service\n')
+    assert loadbalancer.main(['--config-file', conf, '--dry-run']) == 1
+    err = capsys.readouterr().err
+    assert 'Traceback' not in err
+    assert err.splitlines() == [
+        'nova-loadbalancer: power secrets of 3 host(s) (first: cmp1) are sealed for key(s) '
+        '%s, not among [drs_power] unseal_private_key_files; give this daemon that private '
+        'key' % key_a]
