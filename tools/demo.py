@@ -21,6 +21,10 @@ runs one nova-loadbalancer cycle (observe, decide, act) against the nova
 REST API. It consolidates while load is low, suspends emptied hosts, wakes
 them when load rises, prints a live table and ends with a summary and the
 simulator's report on the same traces (reports/demo/index.html).
+
+Time is virtual: one tick advances oslo's clock (which the daemon and nova
+read) by exactly 5 minutes, so every cooldown and window keeps its shipped
+default and two runs on any machine print the same table.
 """
 
 import argparse
@@ -32,6 +36,11 @@ import os
 import sys
 import time
 import unittest
+import uuid
+import warnings
+
+from oslo_utils import timeutils
+from oslo_utils.fixture import uuidsentinel
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -67,22 +76,50 @@ DEFAULT_TRACES = os.path.join(REPO, 'data', 'planetlab-sample', '20110303')
 ARGS = None
 
 
-def _utcnow():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+TICK = datetime.timedelta(minutes=5)
+
+
+def _clock(step, *args):
+    """Run one of oslo's time-override functions (``timeutils.set_time_override``
+    ...): what every module sees through ``timeutils.utcnow``, including the
+    clocks bound as default arguments, which ``mock.patch`` would miss. Their
+    deprecation notice is not the demo's output."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', category=DeprecationWarning,
+                                message='.* is deprecated')
+        step(*args)
 
 
 class Sandbox(base.DrsFunctionalTestCase):
     COMPUTE_DRIVER = 'fake.MediumFakeDriver'   # 10 vCPUs, 8 GiB per host
     COMPUTE_HOSTS = ('compute1', 'compute2', 'compute3', 'compute4')
     VM_VCPUS = 3
-    # One tick stands for 5 minutes but lasts about a second: cooldowns are
-    # scaled down to about half an hour of trace time.
+    # One tick is one 5-minute sample and one daemon cycle ([loadbalancer]
+    # period) on the virtual clock; every other option keeps its default.
+    # nova's computes report every 10 s of wall time and the virtual clock
+    # jumps 5 minutes a tick, so nova judges a service down only when forced
+    # down (a suspended host), never for a late heartbeat. How old statistics
+    # are is measured on the DRS database's own clock (SQLite's, the wall
+    # clock) from their arrival, so a tick's samples are always fresh.
+    # The scheduler's DRS weighers and filters cache what they read for
+    # [drs_scheduler] cache_seconds of wall time, which would span a varying
+    # number of ticks: here they read afresh for every request.
     EXTRA_FLAGS = {('quota', 'instances'): '-1', ('quota', 'cores'): '-1',
-                   ('quota', 'ram'): '-1', ('loadbalancer', 'host_cooldown'): '8',
-                   ('loadbalancer', 'migration_cooldown'): '8'}
+                   ('quota', 'ram'): '-1', ('DEFAULT', 'service_down_time'): str(10 ** 8),
+                   ('loadbalancer', 'period'): str(int(TICK.total_seconds())),
+                   ('drs_scheduler', 'cache_seconds'): '0'}
+
+    def setUp(self):
+        # nova breaks ties between equally weighed hosts in the order of
+        # their compute nodes' uuids, random for the fake driver (oslo's
+        # uuidsentinel): fixed ones make it break them the same way every run.
+        for number, host in enumerate(self.COMPUTE_HOSTS, 1):
+            setattr(uuidsentinel, 'node_%s' % host, str(uuid.UUID(int=number)))
+        super().setUp()
 
     def test_sandbox(self):
         self.nova = daemon_support.nova_api_for(self)
+        self._one_migration_at_a_time()
         self.power = daemon_support.InProcessHostPower(self)
         names, fractions = trace_files.load_directory(ARGS.traces)
         traces = dict(list(zip(names, fractions, strict=True))[:ARGS.vms])
@@ -104,17 +141,32 @@ class Sandbox(base.DrsFunctionalTestCase):
                                         catalog.by_name(ARGS.policy), self.power)
         self._run(balancer, servers)
 
+    def _one_migration_at_a_time(self):
+        """Each live migration the daemon asks for finishes before the next
+        request. An evacuation leaves the choice of destination to nova's
+        scheduler, which weighs hosts on the claims migrations still running
+        hold: two at once would be weighed on how far the first had got, a
+        matter of the machine's speed."""
+        live_migrate = self.nova.live_migrate
+
+        def then_settle(server_id, host=None):
+            live_migrate(server_id, host)
+            self._settle()
+
+        self.nova.live_migrate = then_settle
+
     def _feed(self, servers, sample):
         """One statistics sample per host and instance (the collector's job)."""
-        now = _utcnow().isoformat()
+        now = timeutils.utcnow().isoformat()
         where = {s['id']: s['OS-EXT-SRV-ATTR:host'] for s in self.nova.all_servers()}
         load = collections.defaultdict(float)
         per_host = collections.defaultdict(list)
-        for uuid, trace in servers.items():
+        for server_id, trace in servers.items():
             percent = 100.0 * trace[sample]
-            load[where[uuid]] += percent * self.VM_VCPUS / 10.0
-            per_host[where[uuid]].append({'instance_uuid': uuid, 'cpu_used_percent': percent,
-                                          'vcpus': self.VM_VCPUS, 'mem': 256})
+            load[where[server_id]] += percent * self.VM_VCPUS / 10.0
+            per_host[where[server_id]].append({
+                'instance_uuid': server_id, 'cpu_used_percent': percent,
+                'vcpus': self.VM_VCPUS, 'mem': 256})
         batch = [{'host': host, 'sampled_at': now,
                   'host_stats': {'cpu_used_percent': min(100.0, load[host]),
                                  'memory_total': 8192, 'memory_used': 256 * len(per_host[host]),
@@ -129,8 +181,14 @@ class Sandbox(base.DrsFunctionalTestCase):
         host_ticks = 0
         print('\n%-5s %-6s %s' % ('tick', 'trace', '  '.join(
             '%-24s' % h for h in self.COMPUTE_HOSTS)))
+        # The virtual clock starts where the servers' boot left the wall
+        # clock (nova's records are stamped on it) and then only moves by ticks.
+        _clock(timeutils.set_time_override, timeutils.utcnow())
+        self.addCleanup(_clock, timeutils.clear_time_override)
         for tick in range(ARGS.ticks):
             sample = ARGS.start + tick
+            if tick:
+                _clock(timeutils.advance_time_delta, TICK)
             load = self._feed(servers, sample)
             summary = balancer.run_cycle()
             for action in summary.get('actions', ()):
@@ -157,10 +215,14 @@ class Sandbox(base.DrsFunctionalTestCase):
         print('  servers not ACTIVE at the end: %d' % len(lost))
         self.assertEqual([], lost)
 
-    def _settle(self, timeout=30):
+    def _settle(self, timeout=300):
+        """Let the migrations a cycle started finish (in wall time): the next
+        tick must see them done on any machine, or the table would depend
+        on its speed."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(
-                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
+        while any(s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
+            if time.monotonic() > deadline:
+                self.fail('migrations still running after %d s' % timeout)
             time.sleep(0.1)
 
 
