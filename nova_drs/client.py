@@ -54,6 +54,16 @@ HOST_CHANGES = {
 }
 
 
+def opted_out_moved(reply):
+    """The line both CLIs print when an admin's suspend or maintenance moves servers
+    opted out of DRS (``opted_out_servers_moved`` of the reply), else None."""
+    moved = reply.get('opted_out_servers_moved')
+    if not moved:
+        return None
+    return 'servers opted out of DRS (drs:automation=disabled) that move too: %s' % (
+        ', '.join(moved))
+
+
 #: Columns of ``plan list`` in both CLIs: (heading, key of plan_row()).
 PLAN_COLUMNS = (('ID', 'id'), ('Cluster', 'cluster'), ('Mode', 'mode'),
                 ('Status', 'status'), ('Age', 'age'), ('Actions', 'actions'),

@@ -90,15 +90,22 @@ def _wait_args(until='the host reaches its target state', timeout=900):
     return decorate
 
 
-def _host_change(action, description, host_help, follow=True):
+def _host_change(action, description, host_help, follow=True, force=False):
     """The ``nova lb-*`` command of host ``action`` (a ``HOST_CHANGES`` key), which
-    can wait until the action ended."""
+    can wait until the action ended; ``force``: it takes ``--force``."""
     change = drs_client.HOST_CHANGES[action]
 
     def command(cs, args):
-        host = cs.lb.action(action, host=args.host)['host']
+        arguments = {'host': args.host}
+        if force and args.force:
+            arguments['force'] = True
+        reply = cs.lb.action(action, **arguments)
+        host = reply['host']
         hint = '; follow with: nova lb-host-show %s' % args.host if follow else ''
         print(change.accepted(args.host, host['suspend_state']) + hint)
+        moved = drs_client.opted_out_moved(reply)
+        if moved:
+            print(moved)
         if args.wait:
             state = cs.lb.wait_host(args.host, action, args.timeout, args.poll_interval,
                                     lambda line: print(line, flush=True))['suspend_state']
@@ -106,12 +113,18 @@ def _host_change(action, description, host_help, follow=True):
                 raise exceptions.CommandError(change.failed(args.host, state))
 
     command.__doc__ = description
-    return utils.arg('host', metavar='<host>', help=host_help)(_wait_args()(command))
+    command = utils.arg('host', metavar='<host>', help=host_help)(_wait_args()(command))
+    if force:
+        command = utils.arg(
+            '--force', action='store_true', default=False,
+            help='Move servers opted out of DRS (drs:automation=disabled) too; without '
+                 'it their host is not suspended (409).')(command)
+    return command
 
 
 do_lb_suspend = _host_change(
     'suspend_host', 'Ask the DRS daemon to evacuate and suspend a host.',
-    'Name of the compute host to suspend.')
+    'Name of the compute host to suspend.', force=True)
 do_lb_unsuspend = _host_change(
     'unsuspend_host', 'Ask the DRS daemon to wake a suspended host, or cancel a pending suspend.',
     'Name of the compute host to wake.')

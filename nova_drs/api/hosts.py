@@ -24,6 +24,7 @@ import collections
 import contextlib
 import json
 
+from oslo_log import log as logging
 import webob.exc
 
 from nova_drs import conf as drs_conf
@@ -41,13 +42,15 @@ from nova_drs.power import paths as power_paths
 from nova_drs.power import sealing
 from nova_drs.scale import api as scale_api
 
+LOG = logging.getLogger(__name__)
+
 #: One action of POST /loadbalancer/action: its policy rule, the schema of
 #: its arguments, and the HostsController method that runs it. A handler
 #: whose schema has ``host`` gets the host checked against nova first.
 Action = collections.namedtuple('Action', 'rule schema handler')
 
 ACTIONS = {
-    'suspend_host': Action(rbac.SUSPEND_HOST, schemas.HOST_ACTION, '_suspend_host'),
+    'suspend_host': Action(rbac.SUSPEND_HOST, schemas.SUSPEND_HOST, '_suspend_host'),
     'unsuspend_host': Action(rbac.UNSUSPEND_HOST, schemas.HOST_ACTION, '_unsuspend_host'),
     'wake_test': Action(rbac.WAKE_TEST, schemas.HOST_ACTION, '_wake_test'),
     'set_power': Action(rbac.SET_POWER, schemas.SET_POWER, '_set_power'),
@@ -157,22 +160,26 @@ class HostsController:
                 arguments['flavor'], requester(context))}
 
     @staticmethod
-    def _refuse_pinned(context, host, what):
-        """409 naming the servers that keep ``host`` from being emptied."""
-        pinned = [s['id'] for s in nova_hosts.pinned_servers(context, host)
-                  if s['level'] == opt_out.DISABLED]
-        if pinned:
-            raise webob.exc.HTTPConflict(
-                'host %s cannot %s: servers %s opted out of DRS (%s=%s); remove the '
-                'metadata or flavor extra spec, or move them first'
-                % (host, what, ', '.join(pinned), opt_out.KEY, opt_out.DISABLED))
+    def _opted_out(context, host):
+        """Ids of the servers on ``host`` opted out with ``drs:automation=disabled``."""
+        return [s['id'] for s in nova_hosts.pinned_servers(context, host)
+                if s['level'] == opt_out.DISABLED]
 
     def _suspend_host(self, context, arguments):
+        """An admin suspend; opted-out servers on the host need ``force`` (moved then)."""
         host = arguments['host']
-        self._refuse_pinned(context, host, 'be suspended')
+        forced = arguments.get('force', False)
+        opted_out = self._opted_out(context, host)
+        if opted_out and not forced:
+            raise webob.exc.HTTPConflict(
+                'host %s cannot be suspended: servers %s opted out of DRS (%s=%s); pass '
+                '"force": true (--force) to move them anyway, or move them first'
+                % (host, ', '.join(opted_out), opt_out.KEY, opt_out.DISABLED))
         cluster = clusters.cluster_of(context, host, drs_conf.CONF)
         db_hosts.ensure_many(self.database, cluster.members)
         reason = 'suspend requested by %s' % requester(context)
+        if forced:
+            reason += ' (%s)' % opt_out.FORCED
         accepted, active = db_hosts.suspend_within_floor(
             self.database, host, cluster.members, cluster.floor, reason)
         if accepted is None:
@@ -186,7 +193,15 @@ class HostsController:
                 'suspending count as gone'
                 % (host, active - 1, cluster.name, cluster.floor, cluster.min_active_hosts,
                    cluster.hosts_in_reserve))
-        return 202, {'host': self._view(context, host)}
+        return 202, self._evacuation_reply(context, host, opted_out, 'suspend')
+
+    def _evacuation_reply(self, context, host, opted_out, what):
+        """The host, and the opted-out servers an admin's request moves (logged too)."""
+        if opted_out:
+            LOG.warning('host %s: %s requested by %s moves servers opted out of DRS '
+                        '(%s=%s): %s', host, what, requester(context), opt_out.KEY,
+                        opt_out.DISABLED, ', '.join(opted_out))
+        return {'host': self._view(context, host), 'opted_out_servers_moved': opted_out}
 
     def _unsuspend_host(self, context, arguments):
         host = arguments['host']
@@ -213,14 +228,15 @@ class HostsController:
         return 200, {'host': self._view(context, arguments['host'])}
 
     def _enter_maintenance(self, context, arguments):
+        """Maintenance evacuates every server, opted out or not (as vSphere's)."""
         host = arguments['host']
-        self._refuse_pinned(context, host, 'enter maintenance')
+        opted_out = self._opted_out(context, host)
         if db_hosts.transition(self.database, host, db_hosts.ACTIVE,
                                db_hosts.ENTERING_MAINTENANCE,
                                'maintenance requested by %s' % requester(context)) is None:
             raise webob.exc.HTTPConflict('host %s is %s; only an active host can enter maintenance'
                                          % (host, self._current_state(host)))
-        return 202, {'host': self._view(context, host)}
+        return 202, self._evacuation_reply(context, host, opted_out, 'maintenance')
 
     def _exit_maintenance(self, context, arguments):
         host = arguments['host']

@@ -69,6 +69,15 @@ HOST_ACTION = {
     'additionalProperties': False,
 }
 
+#: suspend_host: ``force`` moves servers opted out of DRS too (an admin
+#: outranks a server's drs:automation=disabled; refused with 409 without it).
+SUSPEND_HOST = {
+    'type': 'object',
+    'properties': {'host': HOST, 'force': {'type': 'boolean'}},
+    'required': ['host'],
+    'additionalProperties': False,
+}
+
 SET_POWER = {
     'type': 'object',
     'properties': {

@@ -107,6 +107,17 @@ daemon_opts = [
                     'takes over, and this daemon stays a standby until the '
                     'hung call returns. Every request it makes is bounded by '
                     '[drs_auth] timeout.'),
+    cfg.ListOpt('opt_out_sources', default=['flavor_extra_spec'],
+                item_type=cfg.types.String(choices=['flavor_extra_spec',
+                                                    'server_metadata']),
+                help='Where a server\'s "drs:automation" opt-out is read, '
+                     'by nova-api (the suspend/maintenance actions) and '
+                     'nova-loadbalancer alike: "flavor_extra_spec" (set by '
+                     'admins, validated by nova-api) and, only if listed, '
+                     '"server_metadata" (any member of the server\'s project '
+                     'can set it). Server metadata, when listed, wins over the '
+                     'flavor. An unknown value is ignored with one warning. '
+                     'An empty list honours no opt-out.'),
 ]
 
 # nova-loadbalancer re-reads these on SIGHUP and builds its next cycle from

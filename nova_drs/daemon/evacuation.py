@@ -71,8 +71,9 @@ class EvacuationSteps:
         return not server.get('OS-EXT-STS:task_state')
 
     def _move_servers(self, record, service, servers):
-        pinned = sorted(s['id'] for s in servers
-                        if opt_out.server_level(s) == opt_out.DISABLED)
+        # Maintenance and a forced admin suspend move opted-out servers too.
+        pinned = [] if opt_out.overridden(record) else sorted(
+            s['id'] for s in servers if opt_out.server_level(s) == opt_out.DISABLED)
         if pinned and self._give_up(record, 'servers opted out of DRS (%s=%s): %s' % (
                 opt_out.KEY, opt_out.DISABLED, ', '.join(pinned))):
             return

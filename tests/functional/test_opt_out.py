@@ -30,6 +30,9 @@ from tests.functional import test_cli_openstack
 from tests.functional import test_daemon_cycle
 
 KEY = 'drs:automation'
+#: The operator trusts server metadata too (the default is the flavor only).
+TRUST_METADATA = {('loadbalancer', 'opt_out_sources'): ['flavor_extra_spec',
+                                                        'server_metadata']}
 
 
 class OptOutBase(test_daemon_cycle.DaemonTestBase):
@@ -37,6 +40,7 @@ class OptOutBase(test_daemon_cycle.DaemonTestBase):
     an opt-out both quiet hosts are emptied and suspended (floor of one host)."""
 
     CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '1'}
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS, **TRUST_METADATA}
 
     def quiet_pair(self, flavor_id=None, metadata=None):
         pinned = self._create_server(name='pinned', host='host1', networks='none',
@@ -87,13 +91,16 @@ class TestServerMetadataOptOut(OptOutBase):
         self.cycle()
         self.assertKeptWhereItIs(pinned)
 
-    def test_invalid_metadata_reads_as_disabled_with_one_warning(self):
+    def test_invalid_metadata_is_ignored_with_one_warning(self):
         pinned, _free = self.quiet_pair(metadata={KEY: 'sometimes'})
-        self.run_until_host2_suspended()
         self.cycle()
-        self.assertKeptWhereItIs(pinned)
+        self.cycle()
+        view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
+        self.assertNotIn(pinned['id'], view.opt_out)
+        self.assertEqual([], self.call('GET', '/loadbalancer/host1')[1]['host']['pinned_servers'])
         self.assertEqual(1, self.stdlog.logger.output.count(
-            "server %s: invalid metadata drs:automation='sometimes'" % pinned['id']))
+            "server %s: ignoring invalid server metadata drs:automation='sometimes'"
+            % pinned['id']))
 
     def test_manual_server_stays_in_an_automatic_cluster(self):
         pinned, _free = self.quiet_pair(metadata={KEY: 'manual'})
@@ -101,7 +108,7 @@ class TestServerMetadataOptOut(OptOutBase):
         self.cycle()
         self.assertKeptWhereItIs(pinned)
 
-    def test_suspend_under_way_is_abandoned_maintenance_waits(self):
+    def test_suspend_under_way_is_abandoned_maintenance_moves_everything(self):
         """Opted out after the admin's request was accepted: the lifecycle refuses too."""
         pinned, free = self.quiet_pair(metadata={KEY: 'disabled'})
         self.admin_api.post_server_metadata(free['id'], {KEY: 'disabled'})
@@ -117,14 +124,16 @@ class TestServerMetadataOptOut(OptOutBase):
         self.assertIn('suspend abandoned: servers opted out of DRS (drs:automation=disabled)'
                       ': %s' % pinned['id'], record['state_reason'])
         self.assertKeptWhereItIs(pinned)
-        # Maintenance: the opted-out server stays, the others leave, the reason says why.
-        record = drs_hosts.get(self.drs_db, 'host2')
-        self.assertEqual('entering_maintenance', record['suspend_state'])
-        self.assertIn('cannot enter maintenance yet: servers opted out', record['state_reason'])
-        self.assertEqual('host2', self.server_host(free['id']))
+        # Maintenance is the admin's: the opted-out server leaves with the others.
+        for _ in range(4):
+            if self.state('host2') == 'maintenance':
+                break
+            self.cycle()
+        self.assertEqual('maintenance', self.state('host2'))
+        self.assertNotEqual('host2', self.server_host(free['id']))
         self.assertNotEqual('host2', self.server_host(mover['id']))
 
-    def test_host_show_lists_it_and_admin_suspend_or_maintenance_is_409(self):
+    def test_host_show_lists_it_suspend_needs_force_maintenance_does_not(self):
         pinned, free = self.quiet_pair(metadata={KEY: 'disabled'})
         self.admin_api.post_server_metadata(free['id'], {KEY: 'manual'})
         status, body = self.call('GET', '/loadbalancer/host1')
@@ -135,19 +144,89 @@ class TestServerMetadataOptOut(OptOutBase):
             'GET', '/loadbalancer/host2')[1]['host']['pinned_servers'])
         self.assertEqual([], self.call(
             'GET', '/loadbalancer/host3')[1]['host']['pinned_servers'])
-        for action, words in (('suspend_host', 'cannot be suspended'),
-                              ('enter_maintenance', 'cannot enter maintenance')):
-            status, body = self.call('POST', '/loadbalancer/action',
-                                     {action: {'host': 'host1'}})
-            self.assertEqual(409, status, body)
-            message = body['conflictingRequest']['message']
-            self.assertIn(words, message)
-            self.assertIn(pinned['id'], message)
+        status, body = self.call('POST', '/loadbalancer/action',
+                                 {'suspend_host': {'host': 'host1'}})
+        self.assertEqual(409, status, body)
+        message = body['conflictingRequest']['message']
+        self.assertIn('cannot be suspended', message)
+        self.assertIn(pinned['id'], message)
+        self.assertIn('--force', message)
         self.assertEqual('active', self.state('host1'))
+        # Forced: accepted, the reply and the log name the server that moves.
+        status, body = self.call('POST', '/loadbalancer/action',
+                                 {'suspend_host': {'host': 'host1', 'force': True}})
+        self.assertEqual(202, status, body)
+        self.assertEqual([pinned['id']], body['opted_out_servers_moved'])
+        self.assertEqual('suspending', body['host']['suspend_state'])
+        self.assertIn('moves servers opted out of DRS (drs:automation=disabled): %s'
+                      % pinned['id'],
+                      self.stdlog.logger.output)
+        self.assertEqual(202, self.call('POST', '/loadbalancer/action',
+                                        {'unsuspend_host': {'host': 'host1'}})[0])
+        # Maintenance never needs force: it always evacuates every server.
+        status, body = self.call('POST', '/loadbalancer/action',
+                                 {'enter_maintenance': {'host': 'host1'}})
+        self.assertEqual(202, status, body)
+        self.assertEqual([pinned['id']], body['opted_out_servers_moved'])
+        self.assertEqual('entering_maintenance', self.state('host1'))
         # A manual server does not block an admin's suspend: the admin approves.
         status, body = self.call('POST', '/loadbalancer/action',
                                  {'suspend_host': {'host': 'host2'}})
         self.assertEqual(202, status, body)
+
+
+    def test_forced_suspend_moves_the_opted_out_server_and_suspends(self):
+        pinned, _free = self.quiet_pair(metadata={KEY: 'disabled'})
+        status, body = self.call('POST', '/loadbalancer/action',
+                                 {'suspend_host': {'host': 'host1', 'force': True}})
+        self.assertEqual(202, status, body)
+        for _ in range(6):
+            if self.state('host1') == 'suspended':
+                break
+            self.cycle()
+        self.assertEqual('suspended', self.state('host1'))
+        self.assertNotEqual('host1', self.server_host(pinned['id']))
+        self.assertIn(('suspend', 'host1'), self.power.calls)
+
+
+class TestOptOutSources(OptOutBase):
+    """``[loadbalancer] opt_out_sources``: by default a project member's server
+    metadata counts for nothing; the flavor (an admin's) still does."""
+
+    EXTRA_FLAGS = test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS
+
+    def test_project_member_metadata_blocks_nothing_by_default(self):
+        pinned, _free = self.quiet_pair()
+        self.api_fixture.api.post_server_metadata(pinned['id'], {KEY: 'disabled'})
+        self.assertEqual([], self.call('GET', '/loadbalancer/host1')[1]['host']['pinned_servers'])
+        view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
+        self.assertNotIn(pinned['id'], view.opt_out)
+        status, body = self.call('POST', '/loadbalancer/action',
+                                 {'suspend_host': {'host': 'host1'}})
+        self.assertEqual(202, status, body)
+        self.assertEqual([], body['opted_out_servers_moved'])
+
+    def test_listing_server_metadata_makes_it_count(self):
+        pinned, _free = self.quiet_pair()
+        self.api_fixture.api.post_server_metadata(pinned['id'], {KEY: 'disabled'})
+        self.flags(opt_out_sources=['flavor_extra_spec', 'server_metadata'],
+                   group='loadbalancer')
+        self.assertEqual([{'id': pinned['id'], 'level': 'disabled'}], self.call(
+            'GET', '/loadbalancer/host1')[1]['host']['pinned_servers'])
+        view = cloud_view.build_view(self.balancer.observer.fetch(), cloud_view.Rules([]), 600)
+        self.assertEqual('disabled', view.opt_out[pinned['id']])
+        self.assertEqual(409, self.call('POST', '/loadbalancer/action',
+                                        {'suspend_host': {'host': 'host1'}})[0])
+
+    def test_an_empty_list_honours_not_even_the_flavor(self):
+        flavor = self.admin_api.post_flavor(
+            {'flavor': {'name': 'pinned', 'vcpus': 1, 'ram': 512, 'disk': 1}})
+        self.admin_api.post_extra_spec(flavor['id'], {'extra_specs': {KEY: 'disabled'}})
+        pinned, _free = self.quiet_pair(flavor_id=flavor['id'])
+        self.assertEqual([{'id': pinned['id'], 'level': 'disabled'}], self.call(
+            'GET', '/loadbalancer/host1')[1]['host']['pinned_servers'])
+        self.flags(opt_out_sources=[], group='loadbalancer')
+        self.assertEqual([], self.call('GET', '/loadbalancer/host1')[1]['host']['pinned_servers'])
 
 
 class TestFlavorExtraSpecOptOut(OptOutBase):
@@ -230,6 +309,7 @@ class TestOneCooldown(test_daemon_cycle.DaemonTestBase):
 class TestPinnedServersInCLIs(test_cli_nova.CliTestCase):
     """``nova lb-host-show`` and ``openstack drs host show`` print pinned_servers."""
 
+    EXTRA_FLAGS = {**test_cli_nova.CliTestCase.EXTRA_FLAGS, **TRUST_METADATA}
     nova = test_cli_nova.TestNovaShell.nova
     openstack = test_cli_openstack.TestOpenStackShell.openstack
     osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
@@ -247,8 +327,33 @@ class TestPinnedServersInCLIs(test_cli_nova.CliTestCase):
         self.assertEqual('%s (disabled)' % server['id'], json.loads(out)['pinned_servers'])
 
 
+    def test_both_shells_suspend_a_host_with_an_opted_out_server_only_with_force(self):
+        server = self._create_server(name='pinned', host='host1', networks='none')
+        self.admin_api.post_server_metadata(server['id'], {KEY: 'disabled'})
+        code, out, err = self.nova('lb-suspend', 'host1')
+        self.assertNotEqual(0, code)
+        self.assertIn('--force', err)
+        code, out, err = self.nova('lb-suspend', '--force', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertIn('opted out of DRS (drs:automation=disabled) that move too: %s'
+                      % server['id'], out)
+        self.assertEqual(202, self.admin_api.api_request(
+            '/loadbalancer/action', method='POST',
+            body=json.dumps({'unsuspend_host': {'host': 'host1'}})).status_code)
+        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):   # as TestOpenStackShell
+            self.useFixture(fixtures.EnvironmentVariable(name))
+        code, out, err = self.openstack('drs', 'host', 'suspend', 'host1')
+        self.assertNotEqual(0, code)
+        self.assertIn('--force', err)
+        code, out, err = self.openstack('drs', 'host', 'suspend', '--force', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertIn('that move too: %s' % server['id'], err)
+
+
 class TestOrchestratorGuard(test_daemon_cycle.DaemonTestBase):
     """Moves planned before a server opted out (e.g. an approved plan) are refused."""
+
+    EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS, **TRUST_METADATA}
 
     def test_disabled_never_moves_manual_only_from_an_approved_plan(self):
         servers = {level: self._create_server(name=level, host='host1', networks='none')

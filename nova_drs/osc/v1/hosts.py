@@ -106,11 +106,19 @@ class _StateChange(_OneHost):
         parser = super().get_parser(prog_name)
         return add_wait_arguments(parser, 'the host reaches its target state', 900)
 
+    def arguments(self, parsed_args):
+        """The action's arguments in the request body."""
+        return {'host': parsed_args.host}
+
     def take_action(self, parsed_args):
         client = self.app.client_manager.drs
         change = drs_client.HOST_CHANGES[self.action]
-        host = client.action(self.action, host=parsed_args.host)['host']
+        reply = client.action(self.action, **self.arguments(parsed_args))
+        host = reply['host']
         sys.stderr.write(change.accepted(parsed_args.host, host['suspend_state']) + '\n')
+        moved = drs_client.opted_out_moved(reply)
+        if moved:
+            sys.stderr.write(moved + '\n')
         if parsed_args.wait:
             host = client.wait_host(parsed_args.host, self.action, parsed_args.timeout,
                                     parsed_args.poll_interval,
@@ -128,8 +136,22 @@ def _state_change(action, description):
                                         'action': action})
 
 
-SuspendHost = _state_change(
-    'suspend_host', 'Ask the DRS daemon to evacuate and suspend a host.')
+class SuspendHost(_state_change(
+        'suspend_host', 'Ask the DRS daemon to evacuate and suspend a host.')):
+    """Ask the DRS daemon to evacuate and suspend a host."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--force', action='store_true', default=False,
+                            help='Move servers opted out of DRS (drs:automation=disabled) '
+                                 'too; without it their host is not suspended (409)')
+        return parser
+
+    def arguments(self, parsed_args):
+        arguments = super().arguments(parsed_args)
+        if parsed_args.force:
+            arguments['force'] = True
+        return arguments
 UnsuspendHost = _state_change(
     'unsuspend_host', 'Ask the DRS daemon to wake a suspended host, or cancel a pending suspend.')
 EnterMaintenanceHost = _state_change(

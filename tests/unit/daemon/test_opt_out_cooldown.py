@@ -17,6 +17,7 @@ import logging
 
 import pytest
 
+from nova_drs import conf as drs_conf
 from nova_drs import opt_out
 from nova_drs.daemon import cloud_view
 from tests.unit.daemon import test_build_view as base
@@ -67,27 +68,59 @@ def _with_opt_out(metadata=None, extra_specs=None):
     return cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=600)
 
 
-@pytest.mark.parametrize('metadata,extra_specs,level', [
-    ({}, {}, None),
-    ({opt_out.KEY: 'disabled'}, {}, 'disabled'),
-    ({}, {opt_out.KEY: 'manual'}, 'manual'),
-    ({opt_out.KEY: 'manual'}, {opt_out.KEY: 'disabled'}, 'manual'),   # metadata wins
-    ({opt_out.KEY: 'Disabled '}, {}, 'disabled'),
-    ({}, {opt_out.KEY: 'older-than-the-validator'}, 'disabled'),
+@pytest.fixture
+def sources():
+    """Sets ``[loadbalancer] opt_out_sources`` for one test."""
+    def set_sources(value):
+        drs_conf.CONF.set_override('opt_out_sources', value, 'loadbalancer')
+    yield set_sources
+    drs_conf.CONF.clear_override('opt_out_sources', 'loadbalancer')
+
+
+BOTH = ['flavor_extra_spec', 'server_metadata']
+FLAVOR = ['flavor_extra_spec']
+
+
+@pytest.mark.parametrize('trusted,metadata,extra_specs,level', [
+    (BOTH, {}, {}, None),
+    (BOTH, {opt_out.KEY: 'disabled'}, {}, 'disabled'),
+    (BOTH, {}, {opt_out.KEY: 'manual'}, 'manual'),
+    (BOTH, {opt_out.KEY: 'manual'}, {opt_out.KEY: 'disabled'}, 'manual'),   # metadata wins
+    (BOTH, {opt_out.KEY: 'Disabled '}, {}, 'disabled'),
+    (BOTH, {opt_out.KEY: 'sometimes'}, {opt_out.KEY: 'manual'}, 'manual'),  # ignored
+    (BOTH, {}, {opt_out.KEY: 'older-than-the-validator'}, None),
+    (FLAVOR, {opt_out.KEY: 'disabled'}, {}, None),       # a project member's metadata
+    (FLAVOR, {opt_out.KEY: 'manual'}, {opt_out.KEY: 'disabled'}, 'disabled'),
+    ([], {opt_out.KEY: 'disabled'}, {opt_out.KEY: 'disabled'}, None),
 ])
-def test_opt_out_level_pins_the_instance(metadata, extra_specs, level):
+def test_opt_out_level_pins_the_instance(sources, trusted, metadata, extra_specs, level):
+    sources(trusted)
     view = _with_opt_out(metadata, extra_specs)
     s1 = {i.uuid: i for i in view.snapshot.instances}['s1']
     assert view.opt_out.get('s1') == level
     assert s1.movable is (level is None)
 
 
-def test_invalid_metadata_is_disabled_with_one_warning(caplog):
+def test_default_sources_are_the_flavor_only():
+    assert drs_conf.CONF.loadbalancer.opt_out_sources == FLAVOR
+
+
+def test_invalid_value_is_ignored_with_one_warning(sources, caplog):
+    sources(BOTH)
     caplog.set_level(logging.WARNING, logger='nova_drs.opt_out')
     for _ in range(3):
-        view = _with_opt_out({opt_out.KEY: 'sometimes'})
-        assert view.opt_out['s1'] == opt_out.DISABLED
-    assert sum('sometimes' in r.getMessage() for r in caplog.records) == 1
+        view = _with_opt_out({opt_out.KEY: 'now-and-then'})
+        assert 's1' not in view.opt_out
+    assert sum('now-and-then' in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.parametrize('state,reason,overridden', [
+    ('entering_maintenance', 'maintenance requested by admin', True),
+    ('suspending', 'suspend requested by admin', False),
+    ('suspending', 'suspend requested by admin (%s)' % opt_out.FORCED, True),
+])
+def test_maintenance_and_a_forced_suspend_move_opted_out_servers(state, reason, overridden):
+    assert opt_out.overridden({'suspend_state': state, 'state_reason': reason}) is overridden
 
 
 @pytest.mark.parametrize('level,automation,movable', [
