@@ -152,17 +152,15 @@ class Orchestrator:
         cooling = self._cooling_lookup(actions)
         members = None
         started, skipped, waiting, done = 0, [], [], []
-        for action in actions:
-            if not self.still_leader():
-                LOG.warning('lost leadership: %d actions left to the next leader',
-                            len(actions) - started - len(skipped))
-                break
+        for index, action in enumerate(actions):
             if action.kind in ('wake', 'suspend'):
                 why = budget.power_refused(action.kind, action.host)
                 if why:
                     skipped.append((action, why))
                     waiting.append(action)
                     continue
+                if not self._leading(len(actions) - index):
+                    break
                 if progress is not None and not progress.claim(action):
                     continue  # another daemon took it first
                 if action.kind == 'suspend' and members is None:
@@ -185,17 +183,18 @@ class Orchestrator:
                                           'lifecycle moves it')
                 continue
             else:
-                why = self._refuse(action, view, hosts)
-                if why is None:
-                    why = budget.migration_refused(action.source, action.destination)
-                    if why:
-                        skipped.append((action, why))
-                        waiting.append(action)
-                        continue
-                    why = cooling(action)
+                # The budget first: what waits costs two counter lookups.
+                why = budget.migration_refused(action.source, action.destination)
+                if why:
+                    skipped.append((action, why))
+                    waiting.append(action)
+                    continue
+                why = self._refuse(action, view, hosts) or cooling(action)
                 if why:
                     self._refused(action, why, skipped, progress)
                     continue
+                if not self._leading(len(actions) - index):
+                    break
                 if self._migrate(action, view, progress):
                     started += 1
                     done.append(action)
@@ -206,6 +205,14 @@ class Orchestrator:
             LOG.info('%d actions wait for a later cycle (migration, suspend and wake '
                      'limits)', len(waiting))
         return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
+
+    def _leading(self, left):
+        """Asked right before each start only (with HA, one query to the backend):
+        what waits or is refused never asks."""
+        if self.still_leader():
+            return True
+        LOG.warning('lost leadership: %d actions left to the next leader', left)
+        return False
 
     @staticmethod
     def _refused(action, why, skipped, progress):
