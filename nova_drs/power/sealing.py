@@ -156,13 +156,15 @@ class Unsealer:
                             'another host or other options; set it again' % (where, kid)) from None
 
 
-def _levels(options, schema, path=''):
-    """(dict, its schema, its dotted path) of ``options`` and of every nested option dict."""
+def _levels(options, schema, path='', everywhere=False):
+    """(dict, its schema, its dotted path) of ``options`` and of every nested option
+    dict that is not itself secret (``everywhere``: every nested dict, for opening
+    what was sealed whatever the names)."""
     yield options, schema, path
     for key, value in options.items():
-        if isinstance(value, dict) and not base.is_secret(key, schema):
+        if isinstance(value, dict) and (everywhere or not base.is_secret(key, schema)):
             yield from _levels(value, base.child_schema(key, schema),
-                               '%s.%s' % (path, key) if path else key)
+                               '%s.%s' % (path, key) if path else key, everywhere)
 
 
 def _dotted(path, key):
@@ -205,7 +207,7 @@ def _sealed(key, value):
 def unseal_options(options, host, unsealer):
     """Copy of ``options`` with every sealed value opened: for the power drivers only."""
     opened = json.loads(json.dumps(options))
-    for level, _, path in list(_levels(opened, None)):
+    for level, _, path in list(_levels(opened, None, everywhere=True)):
         plain = _plain(level, _sealed)
         for key, value in list(level.items()):
             if is_sealed(value):
@@ -215,7 +217,7 @@ def unseal_options(options, host, unsealer):
 
 def sealed_key_ids(options):
     """Key ids of every sealed value in ``options``."""
-    return {key_id_of(value) for level, _, _ in _levels(options, None)
+    return {key_id_of(value) for level, _, _ in _levels(options, None, everywhere=True)
             for value in level.values() if is_sealed(value)}
 
 

@@ -151,3 +151,16 @@ def test_key_files_refused_in_one_line(keys, tmp_path):
     with pytest.raises(sealing.SealError, match='already exists; not overwriting'):
         sealing.generate_key_pair(private, str(tmp_path / 'new.pub'))
     assert os.stat(str(tmp_path / 'seal.key')).st_mode & 0o777 == 0o640
+
+
+def test_nested_options_whatever_their_names_are_opened(keys):
+    """A nested dict the schema does not mark secret is sealed inside, and opened
+    inside, even when its name looks like a password's."""
+    sealer, unsealer, _, _ = keys
+    schema = {'properties': {'secret_settings': {'type': 'object', 'secret': False,
+                                                 'properties': {'token': {'secret': True}}}}}
+    options = {'secret_settings': {'token': 'T0ken', 'user': 'u'}}
+    sealed = sealing.seal_options(options, schema, 'cmp1', sealer)
+    assert sealing.is_sealed(sealed['secret_settings']['token'])
+    assert sealing.sealed_key_ids(sealed) == {sealer.key_id}
+    assert sealing.unseal_options(sealed, 'cmp1', unsealer) == options
