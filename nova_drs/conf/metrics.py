@@ -77,7 +77,8 @@ metrics_opts = [
     cfg.StrOpt('basic_auth_password_hash',
                secret=True,
                help='bcrypt hash of the basic-auth password, as exporter-toolkit\'s '
-                    'basic_auth_users (e.g. htpasswd -nBC 10 "" | tr -d \':\\n\').'),
+                    'basic_auth_users (e.g. htpasswd -nBC 10 "" | tr -d \':\\n\'), '
+                    'each $ written $$ (oslo.config reads $ as a reference).'),
 ]
 
 energy_group = cfg.OptGroup(

@@ -302,11 +302,11 @@ def tls_context(group):
     """The server-side TLS context of ``[drs_metrics]``, or None (plain HTTP)."""
     if not (group.tls_cert_file or group.tls_key_file):
         if group.tls_client_ca_file:
-            raise ExporterConfigError('[drs_metrics] tls_client_ca_file needs '
+            raise ExporterConfigError('tls_client_ca_file needs '
                                       'tls_cert_file and tls_key_file')
         return None
     if not (group.tls_cert_file and group.tls_key_file):
-        raise ExporterConfigError('[drs_metrics] tls_cert_file and tls_key_file go together')
+        raise ExporterConfigError('tls_cert_file and tls_key_file go together')
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(group.tls_cert_file, group.tls_key_file)
@@ -334,12 +334,12 @@ class BasicAuth:
         if not (group.basic_auth_username or group.basic_auth_password_hash):
             return None
         if not (group.basic_auth_username and group.basic_auth_password_hash):
-            raise ExporterConfigError('[drs_metrics] basic_auth_username and '
+            raise ExporterConfigError('basic_auth_username and '
                                       'basic_auth_password_hash go together')
         try:
             bcrypt.checkpw(b'', group.basic_auth_password_hash.encode())
         except ValueError:
-            raise ExporterConfigError('[drs_metrics] basic_auth_password_hash is not a '
+            raise ExporterConfigError('basic_auth_password_hash is not a '
                                       'bcrypt hash') from None
         return cls(group.basic_auth_username, group.basic_auth_password_hash)
 

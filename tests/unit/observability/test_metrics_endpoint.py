@@ -14,8 +14,11 @@
 
 import base64
 import datetime
+import os
 import socket
 import ssl
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -106,7 +109,8 @@ def test_tls_scrape_with_a_self_signed_certificate(serve, tmp_path):
 def test_basic_auth_is_401_without_the_right_credentials(serve):
     hashed = bcrypt.hashpw(b's3cret', bcrypt.gensalt(rounds=4)).decode()
     server = serve('[drs_metrics]\nbasic_auth_username = prometheus\n'
-                   'basic_auth_password_hash = %s\n' % hashed)
+                   # oslo.config reads $ as a reference: each is written $$.
+                   'basic_auth_password_hash = %s\n' % hashed.replace('$', '$$'))
     url = 'http://127.0.0.1:%d/metrics' % server.server_port
     with pytest.raises(urllib.error.HTTPError) as refused:
         scrape(url)
@@ -134,3 +138,18 @@ def test_basic_auth_is_401_without_the_right_credentials(serve):
 def test_half_configured_security_is_one_clear_error(serve, text, message):
     with pytest.raises(metrics.ExporterConfigError, match=message):
         serve('[drs_metrics]\n' + text)
+
+
+def test_collector_with_half_set_basic_auth_is_one_line_and_exit_1(tmp_path):
+    (tmp_path / 'nova.conf').write_text(
+        '[drs]\nstate_path = %s\n[drs_database]\nconnection = sqlite:///%s\n'
+        '[drs_metrics]\nport = 1\nbasic_auth_username = prometheus\n'
+        % (tmp_path, tmp_path / 'drs.sqlite'))
+    result = subprocess.run(
+        [sys.executable, '-m', 'nova_drs.cmd.collector', '--config-file',
+         str(tmp_path / 'nova.conf')], capture_output=True, text=True, timeout=120,
+        env={**os.environ, 'PYTHONWARNINGS': 'ignore'})  # oslo.service's eventlet notice
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        'nova-drs-collector: [drs_metrics] cannot serve metrics: basic_auth_username and '
+        'basic_auth_password_hash go together']
