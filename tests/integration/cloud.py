@@ -552,6 +552,7 @@ class Cloud:
             'NOVA_DRS_CONF_DIR': os.path.join(self.etc, 'nova-drs'),
             'NOVA_DRS_STATE_PATH': os.path.join(self.workdir, 'nova-drs'),
             'NOVA_DRS_DB_NAME': DB_PREFIX + 'drs', 'NOVA_DRS_LB_PERIOD': '5',
+            'NOVA_DRS_REQUEST_TIMEOUT': '60',
             'NOVA_DRS_AUTH_URL': self.auth_url, 'NOVA_DRS_AUTH_USERNAME': 'admin',
             'NOVA_DRS_AUTH_PASSWORD': PASSWORD, 'NOVA_DRS_AUTH_PROJECT_NAME': 'admin',
             'NOVA_DRS_AUTH_DOMAIN_NAME': 'Default', 'NOVA_DRS_REGION_NAME': REGION,
