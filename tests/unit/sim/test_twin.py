@@ -76,8 +76,8 @@ def test_closed_loop_ci_run_keeps_every_invariant_under_faults():
 
 
 def test_closed_loop_repeats_by_seed():
-    names, data = synthetic.traces(14, 12, seed=2)
-    runs = [loop.ClosedLoop(names, data, hosts=10, faults_seed=3).run() for _ in range(2)]
+    names, data = synthetic.traces(10, 6, seed=2)
+    runs = [loop.ClosedLoop(names, data, hosts=8, faults_seed=3).run() for _ in range(2)]
     for run in runs:
         run.pop('series')
     assert runs[0] == runs[1]
