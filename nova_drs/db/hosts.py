@@ -37,6 +37,8 @@ from nova_drs.loadbalancer.model import SUSPENDING
 from nova_drs.loadbalancer.model import WAKING
 
 #: Legal transitions: from-state -> allowed to-states.
+TABLE = models.DrsHost.__table__
+
 TRANSITIONS = {
     ACTIVE: {SUSPENDING, ENTERING_MAINTENANCE},
     SUSPENDING: {SUSPENDED, ACTIVE, ERROR},
@@ -52,22 +54,16 @@ class IllegalTransition(ValueError):
     pass
 
 
+#: A record's fields ``as_dict`` shows (no power options: they may hold secrets).
+FIELDS = ('host', 'hypervisor_hostname', 'suspend_state', 'state_reason', 'state_changed_at',
+          'state_version', 'mac_to_wake', 'power_driver', 'power_mode', 'wake_failed',
+          'disabled_by_drs', 'power_requested_at')
+PUBLIC_FIELDS = ('suspend_state', 'state_reason', 'state_changed_at', 'mac_to_wake',
+                 'power_driver', 'power_mode', 'wake_failed')
+
+
 def as_dict(row):
-    """Public view of a host row; power options (may hold secrets) left out."""
-    return {
-        'host': row.host,
-        'hypervisor_hostname': row.hypervisor_hostname,
-        'suspend_state': row.suspend_state,
-        'state_reason': row.state_reason,
-        'state_changed_at': row.state_changed_at,
-        'state_version': row.state_version,
-        'mac_to_wake': row.mac_to_wake,
-        'power_driver': row.power_driver,
-        'power_mode': row.power_mode,
-        'wake_failed': row.wake_failed,
-        'disabled_by_drs': row.disabled_by_drs,
-        'power_requested_at': row.power_requested_at,
-    }
+    return {name: getattr(row, name) for name in FIELDS}
 
 
 def get(database, host):
@@ -90,6 +86,14 @@ def states(database):
             sa.select(models.DrsHost.host, models.DrsHost.suspend_state)).all())
 
 
+def created_at(database):
+    """{host: when nova-drs first recorded it}, in one query (energy accounting
+    must not price a host for time before it existed)."""
+    with database.reader() as session:
+        return dict(session.execute(
+            sa.select(models.DrsHost.host, models.DrsHost.created_at)).all())
+
+
 def public_records(database, host=None):
     """{host: the API's public view of its record (no power options)}."""
     query = sa.select(models.DrsHost)
@@ -100,32 +104,22 @@ def public_records(database, host=None):
 
 
 def _public(row):
-    return {
-        'suspend_state': row.suspend_state,
-        'state_reason': row.state_reason,
-        'state_changed_at': row.state_changed_at,
-        'mac_to_wake': row.mac_to_wake,
-        'power_driver': row.power_driver,
-        'power_mode': row.power_mode,
-        'wake_failed': row.wake_failed,
-    }
+    return {name: getattr(row, name) for name in PUBLIC_FIELDS}
 
 
 def non_active_states(database):
     """{host: state} of hosts that are not active, in one query (absent = active)."""
-    table = models.DrsHost.__table__
     with database.reader() as session:
         return dict(session.execute(
-            sa.select(table.c.host, table.c.suspend_state)
-            .where(table.c.suspend_state != ACTIVE)).all())
+            sa.select(TABLE.c.host, TABLE.c.suspend_state)
+            .where(TABLE.c.suspend_state != ACTIVE)).all())
 
 
 def states_and_wake_failed(database):
     """[(host, suspend_state, wake_failed)] of every known host, in one query."""
-    table = models.DrsHost.__table__
     with database.reader() as session:
-        return session.execute(sa.select(table.c.host, table.c.suspend_state,
-                                         table.c.wake_failed)).all()
+        return session.execute(sa.select(TABLE.c.host, TABLE.c.suspend_state,
+                                         TABLE.c.wake_failed)).all()
 
 
 def active_hosts(session):
@@ -137,8 +131,7 @@ def active_hosts(session):
 def in_states(states):
     """SELECT of the names of hosts in one of ``states``, for a subquery of another
     entity's query (it never runs alone)."""
-    table = models.DrsHost.__table__
-    return sa.select(table.c.host).where(table.c.suspend_state.in_(states))
+    return sa.select(TABLE.c.host).where(TABLE.c.suspend_state.in_(states))
 
 
 def new_record(host):
@@ -158,15 +151,14 @@ def list_with_power(database, busy_only=False, active_with=None):
     whose power driver is one of these names. The records hold secrets (power
     options): for the daemon's power drivers only, never for an API response.
     """
-    table = models.DrsHost.__table__
-    query = sa.select(table).order_by(table.c.host)
+    query = sa.select(TABLE).order_by(TABLE.c.host)
     if active_with is not None:
-        query = query.where(table.c.suspend_state == ACTIVE,
-                            table.c.power_driver.in_(list(active_with)))
+        query = query.where(TABLE.c.suspend_state == ACTIVE,
+                            TABLE.c.power_driver.in_(list(active_with)))
     if busy_only:
-        query = query.where(sa.or_(table.c.suspend_state.in_(
+        query = query.where(sa.or_(TABLE.c.suspend_state.in_(
                                        (SUSPENDING, WAKING, ENTERING_MAINTENANCE)),
-                                   table.c.disabled_by_drs == sa.true()))
+                                   TABLE.c.disabled_by_drs == sa.true()))
     with database.reader() as session:
         rows = session.execute(query).all()
     return [dict(as_dict(row), power_settings=_power_tuple(row)) for row in rows]
@@ -179,10 +171,9 @@ def ensure_many(database, hosts):
     process inserted meanwhile makes the whole batch fall back to ``ensure``.
     Returns the hosts inserted.
     """
-    table = models.DrsHost.__table__
     with database.reader() as session:
-        known = set(session.scalars(sa.select(table.c.host).where(table.c.host.in_(hosts)))
-                    if len(hosts) <= 500 else session.scalars(sa.select(table.c.host)))
+        known = set(session.scalars(sa.select(TABLE.c.host).where(TABLE.c.host.in_(hosts)))
+                    if len(hosts) <= 500 else session.scalars(sa.select(TABLE.c.host)))
     missing = sorted(set(hosts) - known)
     if not missing:
         return []
@@ -191,7 +182,7 @@ def ensure_many(database, hosts):
              'created_at': timeutils.utcnow()} for host in missing]
     try:
         with database.writer() as session:
-            session.execute(table.insert(), rows)
+            session.execute(TABLE.insert(), rows)
     except (db_exc.DBDuplicateEntry, sa.exc.IntegrityError):
         return [host for host in missing if ensure(database, host)]
     return missing
@@ -233,24 +224,23 @@ def transition(database, host, from_states, to_state, reason):
         if to_state not in TRANSITIONS.get(state, ()):
             raise IllegalTransition('%s -> %s is not a legal transition'
                                     % (state, to_state))
-    table = models.DrsHost.__table__
-    conditions = [table.c.host == host, table.c.suspend_state.in_(from_states)]
+    conditions = [TABLE.c.host == host, TABLE.c.suspend_state.in_(from_states)]
     if to_state == ACTIVE and SUSPENDING in from_states:
         # Once the power command left, a suspend can only end suspended or
         # in error: never call a host active while it may be going down.
-        conditions.append(table.c.power_requested_at.is_(None))
+        conditions.append(TABLE.c.power_requested_at.is_(None))
     with database.writer() as session:
         result = session.execute(
-            table.update()
+            TABLE.update()
             .where(*conditions)
             .values(suspend_state=to_state, state_reason=reason,
                     state_changed_at=timeutils.utcnow(), power_requested_at=None,
-                    state_version=table.c.state_version + 1))
+                    state_version=TABLE.c.state_version + 1))
         if result.rowcount != 1:
             return None
         state_history.record(session, host, to_state, reason, timeutils.utcnow())
         return session.execute(
-            sa.select(table.c.state_version).where(table.c.host == host)).scalar_one()
+            sa.select(TABLE.c.state_version).where(TABLE.c.host == host)).scalar_one()
 
 
 def set_fields(database, host, **fields):
@@ -276,12 +266,11 @@ def power_settings(database, host):
 def stored_power_options(database, after=None, limit=1000):
     """[(host, power_driver, power_options text)] of hosts with power options, by
     host, ``limit`` from after host ``after``: what sealing and rotation rewrite."""
-    table = models.DrsHost.__table__
-    query = (sa.select(table.c.host, table.c.power_driver, table.c.power_options)
-             .where(table.c.power_options.is_not(None), table.c.power_options != '')
-             .order_by(table.c.host).limit(limit))
+    query = (sa.select(TABLE.c.host, TABLE.c.power_driver, TABLE.c.power_options)
+             .where(TABLE.c.power_options.is_not(None), TABLE.c.power_options != '')
+             .order_by(TABLE.c.host).limit(limit))
     if after is not None:
-        query = query.where(table.c.host > after)
+        query = query.where(TABLE.c.host > after)
     with database.reader() as session:
         return [tuple(row) for row in session.execute(query)]
 
@@ -289,10 +278,9 @@ def stored_power_options(database, after=None, limit=1000):
 def replace_power_options(database, host, old_text, new_text):
     """Write ``new_text`` as ``host``'s power options only if they still are ``old_text``
     (an admin who set them meanwhile wins); True when written."""
-    table = models.DrsHost.__table__
     with database.writer() as session:
         return session.execute(
-            table.update().where(table.c.host == host, table.c.power_options == old_text)
+            TABLE.update().where(TABLE.c.host == host, TABLE.c.power_options == old_text)
             .values(power_options=new_text)).rowcount == 1
 
 
@@ -312,41 +300,39 @@ def suspend_within_floor(database, host, members, floor, reason):
     before any read so its busy timeout applies). Hosts already suspending,
     suspended or in maintenance do not count as active.
     """
-    table = models.DrsHost.__table__
     members = sorted(set(members) | {host})
-    in_cluster = table.c.host.in_(members)
+    in_cluster = TABLE.c.host.in_(members)
     with database.writer() as session:
-        session.execute(table.update().where(in_cluster)
-                        .values(state_version=table.c.state_version))
+        session.execute(TABLE.update().where(in_cluster)
+                        .values(state_version=TABLE.c.state_version))
         active = session.execute(
-            sa.select(sa.func.count()).where(in_cluster, table.c.suspend_state == ACTIVE)
+            sa.select(sa.func.count()).where(in_cluster, TABLE.c.suspend_state == ACTIVE)
         ).scalar_one()
         if active - 1 < floor:
             return None, active
         result = session.execute(
-            table.update().where(table.c.host == host, table.c.suspend_state == ACTIVE)
+            TABLE.update().where(TABLE.c.host == host, TABLE.c.suspend_state == ACTIVE)
             .values(suspend_state=SUSPENDING, state_reason=reason,
                     state_changed_at=timeutils.utcnow(), power_requested_at=None,
-                    state_version=table.c.state_version + 1))
+                    state_version=TABLE.c.state_version + 1))
         if result.rowcount != 1:
             return None, active
         state_history.record(session, host, SUSPENDING, reason, timeutils.utcnow())
         return session.execute(
-            sa.select(table.c.state_version).where(table.c.host == host)).scalar_one(), active
+            sa.select(TABLE.c.state_version).where(TABLE.c.host == host)).scalar_one(), active
 
 
-def _still_at(table, host, state, version):
+def _still_at(host, state, version):
     """WHERE clause of a lifecycle step's compare-and-swap: the host as the step read it."""
-    return (table.c.host == host, table.c.suspend_state == state,
-            table.c.state_version == version)
+    return (TABLE.c.host == host, TABLE.c.suspend_state == state,
+            TABLE.c.state_version == version)
 
 
 def lock_if_still_at(session, host, state, version):
     """In the caller's transaction: lock ``host``'s row when it is still ``state`` at
     ``version`` (a no-op update); False when it moved since it was read."""
-    table = models.DrsHost.__table__
-    still = session.execute(table.update().where(*_still_at(table, host, state, version))
-                            .values(state_version=table.c.state_version))
+    still = session.execute(TABLE.update().where(*_still_at(host, state, version))
+                            .values(state_version=TABLE.c.state_version))
     return still.rowcount == 1
 
 
@@ -361,11 +347,10 @@ def set_fields_at(database, host, state, version, **fields):
     forbidden = {'suspend_state', 'state_version'} & set(fields)
     if forbidden:
         raise ValueError('use transition_at() to change %s' % ', '.join(sorted(forbidden)))
-    table = models.DrsHost.__table__
     with database.writer() as session:
         result = session.execute(
-            table.update().where(*_still_at(table, host, state, version))
-            .values(state_version=table.c.state_version, **fields))
+            TABLE.update().where(*_still_at(host, state, version))
+            .values(state_version=TABLE.c.state_version, **fields))
         return result.rowcount == 1
 
 
@@ -376,13 +361,12 @@ def transition_at(database, host, state, version, to_state, reason, **fields):
     """
     if to_state not in TRANSITIONS.get(state, ()):
         raise IllegalTransition('%s -> %s is not a legal transition' % (state, to_state))
-    table = models.DrsHost.__table__
-    conditions = list(_still_at(table, host, state, version))
+    conditions = list(_still_at(host, state, version))
     if to_state == ACTIVE and state == SUSPENDING:
-        conditions.append(table.c.power_requested_at.is_(None))
+        conditions.append(TABLE.c.power_requested_at.is_(None))
     with database.writer() as session:
         result = session.execute(
-            table.update().where(*conditions)
+            TABLE.update().where(*conditions)
             .values(dict(fields, suspend_state=to_state, state_reason=reason,
                          state_changed_at=timeutils.utcnow(), power_requested_at=None,
                          state_version=version + 1)))
@@ -390,3 +374,29 @@ def transition_at(database, host, state, version, to_state, reason, **fields):
             return None
         state_history.record(session, host, to_state, reason, timeutils.utcnow())
         return version + 1
+
+
+def _idle_active():
+    """Active, no power command in flight, nova-compute not disabled by nova-drs."""
+    return (TABLE.c.suspend_state == ACTIVE, TABLE.c.power_requested_at.is_(None),
+            TABLE.c.disabled_by_drs == sa.false())
+
+
+def removable(database, hosts):
+    """Those of ``hosts`` (computes nova stopped listing) whose record is ``_idle_active``."""
+    if not hosts:
+        return set()
+    with database.reader() as session:
+        return set(session.scalars(sa.select(TABLE.c.host).where(
+            TABLE.c.host.in_(sorted(hosts)), *_idle_active())))
+
+
+def delete_removed(database, hosts, batch_size):
+    """Delete the records of ``hosts`` still ``_idle_active`` (re-checked in the
+    DELETE: a host an admin or a daemon moved meanwhile is kept); rows deleted."""
+    hosts, deleted = sorted(hosts), 0
+    for start in range(0, len(hosts), batch_size):
+        with database.writer() as session:
+            deleted += session.execute(TABLE.delete().where(
+                TABLE.c.host.in_(hosts[start:start + batch_size]), *_idle_active())).rowcount
+    return deleted

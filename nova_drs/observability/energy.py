@@ -108,6 +108,7 @@ def _account(database, conf, since, until, hosts, curves):
     """(totals HostEnergy, measured Wh, {host: HostEnergy}) of ``hosts``."""
     current = drs_hosts.states(database)
     hosts = sorted(current if hosts is None else set(hosts) & set(current))
+    created = drs_hosts.created_at(database)
     before = state_history.state_before(database, since, hosts)
     changes = {}
     for change in state_history.changes(database, since, until, hosts):
@@ -122,7 +123,9 @@ def _account(database, conf, since, until, hosts, curves):
         # in its current state when it never moved.
         initial = before.get(host) or (
             _first_left(host_changes) if host_changes else current[host])
-        spans = power_model.intervals(initial, host_changes, since, until)
+        spans = power_model.intervals(initial, host_changes,
+                                      _first_record(since, before.get(host), created.get(host),
+                                                    host_changes), until)
         energy = power_model.host_energy(spans, _curve(conf, curves, host),
                                          utilisation[host], conf.drs_energy.suspended_watts,
                                          measured.get(host))
@@ -160,6 +163,21 @@ def report(database, conf, since, until=None, hosts=None, curves=None):
                       'source': 'measured' if energy.measured else 'modelled'}
                      for host, energy in per_host.items()],
     }
+
+
+def _first_record(since, state_before_since, created_at, host_changes):
+    """When the host's accounting starts: ``since``, or its first record when later.
+
+    A host nova-drs first saw an hour ago draws nothing for the 23 hours
+    before it in a 24-hour report. Its first record is the earlier of its
+    ``drs_hosts`` row and its first state change (the row may be younger when
+    it was re-created); history before ``since`` means it existed all along.
+    """
+    if state_before_since is not None:
+        return since
+    candidates = [when for when in (created_at, host_changes[0][0] if host_changes else None)
+                  if when is not None]
+    return max(since, min(candidates)) if candidates else since
 
 
 def _first_left(host_changes):

@@ -52,6 +52,15 @@ class TestEnergyReport(test_cli_nova.CliTestCase):
         with self.drs_db.writer() as session:
             session.execute(sa.update(models.DrsHostStateChange).values(
                 changed_at=two_hours_ago))
+        # nova-drs has known every host for a day.
+        self.hosts_known_since(datetime.timedelta(days=1))
+
+    def hosts_known_since(self, age, hosts=None):
+        with self.drs_db.writer() as session:
+            query = sa.update(models.DrsHost).values(created_at=timeutils.utcnow() - age)
+            if hosts is not None:
+                query = query.where(models.DrsHost.host.in_(hosts))
+            session.execute(query)
 
     def get(self, query, api=None):
         response = (api or self.admin_api).api_request(
@@ -73,6 +82,20 @@ class TestEnergyReport(test_cli_nova.CliTestCase):
         self.assertEqual(3, body['energy']['hosts'])
         # host3 is outside cluster1: default curve, 100 W idle, for 3 hours.
         self.assertAlmostEqual(0.81 + 0.3, body['energy']['kwh_drawn'], places=3)
+
+    def test_hosts_are_priced_from_their_first_record_only(self):
+        # host2 and host3 appeared 30 minutes ago (a fresh cloud); host1's
+        # history (suspended two hours ago) is older than its row: it counts
+        # from that history.
+        self.hosts_known_since(datetime.timedelta(minutes=30), ('host1', 'host2', 'host3'))
+        status, body = self.get('?since=24h')
+        self.assertEqual(200, status, body)
+        report = body['energy']
+        # host2 (200 W curve) and host3 (100 W) for half an hour each; host1
+        # at 5 W standby for two hours, never before.
+        self.assertAlmostEqual(0.1 + 0.05 + 0.01, report['kwh_drawn'], places=3)
+        self.assertAlmostEqual(2.0, report['suspended_host_hours'], places=2)
+        self.assertAlmostEqual(0.39, report['kwh_saved'], places=3)
 
     def test_bad_queries_are_clear_4xx(self):
         for query, code, fragment in (

@@ -21,11 +21,13 @@ import urllib.request
 from oslo_config import cfg
 from oslo_utils import timeutils
 import pytest
+import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import migration
+from nova_drs.db import models
 from nova_drs.db import state_history
 from nova_drs.observability import energy
 from nova_drs.observability import metrics
@@ -109,6 +111,9 @@ def test_energy_report_integrates_history(tmp_path, database):
     changes = state_history.changes(database)
     start = changes[0]['changed_at'] - datetime.timedelta(hours=1)
     until = changes[-1]['changed_at'] + datetime.timedelta(hours=2)
+    with database.writer() as session:  # both hosts known before the window
+        session.execute(sa.update(models.DrsHost).values(
+            created_at=start - datetime.timedelta(days=1)))
     report = energy.report(database, conf, start, until)
     # h1: ~1 h idle (100 W) then 2 h suspended (5 W); h2: 3 h idle. No samples: idle.
     assert report['kwh_drawn'] == pytest.approx((100 + 2 * 5 + 3 * 100) / 1000, abs=1e-3)
