@@ -70,7 +70,7 @@ def run_sync(conf, placement, database, ctxt, aggregate=None, dry_run=False):
     aggregates = nova_view.aggregates(ctxt)
     nodes = nova_view.compute_nodes(ctxt)
     result = placement_sync.sync(placement, database, aggregates, nodes,
-                                 only_aggregate=aggregate, dry_run=dry_run)
+                                 only_aggregate=aggregate, dry_run=dry_run, conf=conf)
     recorded, forgotten = placement_sync.reconcile(
         database, nova_view.instances(ctxt), nova_view.RatioLookup(conf), dry_run=dry_run,
         hosts=list(nodes))
@@ -85,6 +85,16 @@ def run_sync(conf, placement, database, ctxt, aggregate=None, dry_run=False):
     lines.append('%d instances %s with their host\'s current ratios, %d forgotten'
                  % (recorded, 'to record' if dry_run else 'recorded', forgotten))
     lines += ['WARNING: %s' % warning for warning in result.warnings]
+    if result.exceeded:
+        from nova_drs.overcommit import alerts  # oslo.messaging: only when alerting
+    for over in result.exceeded:
+        cap = over.capacity
+        lines.append('WARNING: host %s %s %s at ratio %g: %.1f%% of capacity '
+                     '(%g used of %g)' % (over.host, over.resource,
+                                          'would be' if dry_run else 'is', cap.ratio,
+                                          cap.percent, cap.used, cap.total))
+        if not dry_run:
+            alerts.alert(conf, over.host, over.resource, cap, 'nova-drs.manage')
     return result, '\n'.join(lines)
 
 

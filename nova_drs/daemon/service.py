@@ -27,6 +27,7 @@ from oslo_utils import timeutils
 from nova_drs import cluster_policy
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import explain
+from nova_drs.daemon import history_purge
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import measure
 from nova_drs.daemon import nova_api
@@ -39,9 +40,9 @@ from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
 from nova_drs.db import plans
 from nova_drs.db import requests as admin_requests
-from nova_drs.db import retention
 from nova_drs.db import rules as db_rules
 from nova_drs.observability import metrics
+from nova_drs.overcommit import alerts as overcommit_alerts
 from nova_drs.overcommit import placement_sync
 from nova_drs.scale import executor as scale_executor
 from nova_drs.sim import inventory as sim_inventory
@@ -78,7 +79,7 @@ class LoadBalancer:
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
         self.power_meter = measure.PowerMeter(conf, database, power_drivers)
-        self.history_purge = retention.DaemonPurge(conf, database)
+        self.history_purge = history_purge.DaemonPurge(conf, database)
 
     def _observer(self):
         """The observer keeps the cloud's inventory between cycles (per nova client)."""
@@ -119,7 +120,7 @@ class LoadBalancer:
                 # inventories, which the Raw holds: the view is built once.
                 budget = orchestrator_mod.budget_for(
                     raw, self.orchestrator.limits, cloud_view.cluster_of_hosts(raw))
-                self.lifecycle.admit = budget.admit_evacuation
+                self.lifecycle.budget = budget
                 self._wake_tests()
                 scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
                 with metrics.observe_phase('lifecycle'):
@@ -278,7 +279,7 @@ class LoadBalancer:
                        'metadata': a.get('metadata') or {}} for a in raw.aggregates]
         try:
             result = placement_sync.sync(self.nova.placement_adapter, self.db, aggregates,
-                                         nodes, known=raw.inventories)
+                                         nodes, known=raw.inventories, conf=self.conf)
         except Exception as exc:
             LOG.warning('overcommit sync skipped this cycle: %s', exc)
             return
@@ -288,6 +289,9 @@ class LoadBalancer:
                      change.aggregates)
         for warning in result.warnings:
             LOG.warning('overcommit sync: %s', warning)
+        for over in result.exceeded:
+            overcommit_alerts.alert(self.conf, over.host, over.resource, over.capacity,
+                                    'nova-drs.loadbalancer')
 
     def _act(self, actions, view, budget, record=None):
         """Execute automatic clusters' actions; store manual ones for approval.
@@ -315,6 +319,7 @@ class LoadBalancer:
             result = self.orchestrator.execute(pending, view, budget,
                                                plans.Progress(self.db, plan_id))
             self._count(summary, result)
+            record.approved(plan_id, result)
             record.refused(result['skipped'])
             # What the limits deferred (or a lost leadership left) stays
             # pending: the plan stays executing until none is.

@@ -20,6 +20,7 @@ import collections
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import retention
 
 
 def record(database, instance_uuid, host, vcpus, memory_mb, cpu_ratio, ram_ratio,
@@ -101,6 +102,14 @@ def remember_synced(database, host, resource_class, ratio):
             row.allocation_ratio = ratio
 
 
+def forget_synced(database, host, resource_class):
+    """The sync gave the host its default back: the ratio is nova-compute's again."""
+    table = models.OvercommitSyncedRatio.__table__
+    with database.writer() as session:
+        session.execute(sa.delete(table).where(table.c.host == host,
+                                               table.c.resource_class == resource_class))
+
+
 def note_ratios(database, host, cpu_ratio, ram_ratio, since):
     """Add a history row when the host's ratios differ from its latest one."""
     table = models.HostRatioHistory.__table__
@@ -125,3 +134,26 @@ def ratios_at(database, host, when):
             .where(table.c.host == host, table.c.since <= when)
             .order_by(table.c.since.desc(), table.c.id.desc()).limit(1)).first()
     return None if row is None else tuple(row)
+
+
+RATIO_HISTORY = models.HostRatioHistory.__table__
+
+
+def _purged(database, cutoff):
+    """(condition, ids kept): ratio rows before ``cutoff`` but each host's
+    newest one, which says what its ratios were at the cut-off."""
+    keep = retention.newest_before(database, RATIO_HISTORY, 'since', cutoff)
+    return RATIO_HISTORY.c.since < cutoff, keep
+
+
+def purgeable(database, cutoff):
+    """How many ratio history rows ``purge`` would delete (``db purge --dry-run``)."""
+    condition, keep = _purged(database, cutoff)
+    return retention.count(database, RATIO_HISTORY, condition, keep)
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the ratio history rows ``_purged`` selects; (rows, done?)."""
+    condition, keep = _purged(database, cutoff)
+    return retention.delete_in_batches(database, RATIO_HISTORY, condition, batch_size,
+                                       max_batches, keep)

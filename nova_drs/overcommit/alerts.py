@@ -17,6 +17,7 @@ Logged at warning and sent as the oslo.messaging notification
 transport, once per host and resource each time it crosses the line.
 """
 
+import sys
 import threading
 
 from oslo_log import log as logging
@@ -28,11 +29,18 @@ EVENT_TYPE = 'drs.overcommit.exceeded'
 
 
 def _notifier(conf, publisher_id):
-    from nova import rpc
-    if rpc.LEGACY_NOTIFIER is not None:  # inside a nova service: nova's transport
+    # nova is only used when the process already loaded it: nova-loadbalancer
+    # (the daemon's overcommit sync) must not import nova, and eventlet with it.
+    rpc = sys.modules.get('nova.rpc')
+    if rpc is not None and rpc.LEGACY_NOTIFIER is not None:  # inside a nova service
         return rpc.LEGACY_NOTIFIER.prepare(publisher_id=publisher_id)
     transport = oslo_messaging.get_notification_transport(conf)
     return oslo_messaging.Notifier(transport, publisher_id=publisher_id)
+
+
+def _context():
+    nova_context = sys.modules.get('nova.context')
+    return nova_context.get_admin_context() if nova_context is not None else {}
 
 
 def payload(host, resource, cap):
@@ -49,9 +57,8 @@ def alert(conf, host, resource, cap, publisher_id='nova-drs'):
                 {'host': host, 'percent': cap.percent, 'resource': resource,
                  'used': cap.used, 'total': cap.total, 'ratio': cap.ratio})
     try:
-        from nova import context as nova_context
-        _notifier(conf, publisher_id).warn(
-            nova_context.get_admin_context(), EVENT_TYPE, payload(host, resource, cap))
+        _notifier(conf, publisher_id).warn(_context(), EVENT_TYPE,
+                                           payload(host, resource, cap))
     except Exception as exc:
         LOG.warning('Could not send %s notification for host %s: %s',
                     EVENT_TYPE, host, exc)

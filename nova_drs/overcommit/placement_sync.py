@@ -16,9 +16,15 @@ Placement drops hosts on its own ``allocation_ratio`` before any filter
 runs, so every member host's VCPU/MEMORY_MB inventory must carry the
 aggregate's ratio. ``sync`` writes only what differs, retries on inventory
 generation conflicts and notices computes that overwrite the ratio from
-their own nova.conf. It speaks to placement through an openstacksdk placement
-proxy: nova's own (``nova.utils.get_sdk_adapter``) in nova-drs-manage, the
-daemon's Connection's in nova-loadbalancer.
+their own nova.conf. A host it wrote a ratio for that no aggregate sets any
+more (it left the aggregate, the aggregate was deleted or its key unset)
+gets its default back: nova-compute would never restore it, since it keeps
+placement's ratio when its own ``[DEFAULT] *_allocation_ratio`` is unset.
+Every ratio it changes that leaves a host over 100 % is returned in
+``SyncResult.exceeded`` for the caller to alert on. It speaks to placement
+through an openstacksdk placement proxy: nova's own
+(``nova.utils.get_sdk_adapter``) in nova-drs-manage, the daemon's
+Connection's in nova-loadbalancer.
 """
 
 import dataclasses
@@ -37,6 +43,11 @@ MAX_CONFLICT_RETRIES = 5
 INVENTORY_FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
                     'allocation_ratio')
 RESOURCES = (('VCPU', accounting.CPU_KEY), ('MEMORY_MB', accounting.RAM_KEY))
+#: The capacity report's (and the alerts') name of each resource class.
+RESOURCE_NAMES = {'VCPU': 'vcpus', 'MEMORY_MB': 'memory_mb'}
+#: nova's ``initial_*_allocation_ratio`` defaults: what a compute node gets
+#: when neither nova.conf option is set.
+NOVA_INITIAL_RATIOS = {accounting.CPU_KEY: 4.0, accounting.RAM_KEY: 1.0}
 
 
 class PlacementError(Exception):
@@ -53,10 +64,42 @@ class Change:
     new: float
 
 
+@dataclasses.dataclass(frozen=True)
+class Exceeded:
+    """A host a ratio change left using more than its capacity."""
+
+    host: str
+    resource: str
+    capacity: accounting.Capacity
+
+
 @dataclasses.dataclass
 class SyncResult:
     changes: list = dataclasses.field(default_factory=list)
     warnings: list = dataclasses.field(default_factory=list)
+    exceeded: list = dataclasses.field(default_factory=list)
+
+
+def default_ratio(conf, key):
+    """The ratio nova-compute gives a new compute node: ``[DEFAULT] key`` when
+    set, else ``initial_<key>`` (nova.virt.driver._get_allocation_ratios)."""
+    for name in (key, 'initial_' + key):
+        try:
+            value = getattr(conf, name)
+        except AttributeError:      # oslo.config's NoSuchOptError included
+            value = None
+        if value:
+            return value
+    return NOVA_INITIAL_RATIOS[key]
+
+
+def _usage(placement, rp_uuid, resource_class):
+    """Placement's usage of one class, or None when it cannot be read."""
+    try:
+        usages = placement.fetch_resource_provider_usages(rp_uuid).usages or {}
+    except sdk_exc.SDKException:
+        return None
+    return usages.get(resource_class, 0)
 
 
 def _inventories(placement, rp_uuid):
@@ -95,43 +138,54 @@ def _set_ratio(placement, rp_uuid, resource_class, ratio, body=None):
 
 
 def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
-         dry_run=False, known=None):
+         dry_run=False, known=None, conf=None):
     """Make placement's ratios of aggregate member hosts equal the aggregates'.
 
     ``aggregates``: nova_view.aggregates(); ``nodes_by_host``:
-    nova_view.compute_nodes(). Hosts with no valid ratio metadata are left
-    alone. Returns a SyncResult with the changes made (or to make, dry run)
-    and warnings about computes that overwrite synced ratios. ``known``
-    ({provider uuid: inventories body}, e.g. what the daemon's observe read
-    this cycle) saves re-reading those providers; a write still re-reads on
-    a generation conflict.
+    nova_view.compute_nodes(). A host no aggregate gives a valid ratio is
+    left alone unless the last sync wrote its ratio: then it goes back to
+    its default, the compute node's own ``*_allocation_ratio`` when the node
+    dict has it (what the capacity report shows), else ``default_ratio(conf)``.
+    Returns a SyncResult with the changes made (or to make, dry run),
+    warnings about computes that overwrite synced ratios and the hosts a
+    change leaves over 100 %. ``known`` ({provider uuid: inventories body},
+    e.g. what the daemon's observe read this cycle) saves re-reading those
+    providers; a write still re-reads on a generation conflict.
     """
     known = known or {}
     if only_aggregate and only_aggregate not in {a['name'] for a in aggregates}:
         raise ValueError('no aggregate named %r' % only_aggregate)
     by_host = nova_view.aggregates_by_host(aggregates)
-    hosts = sorted({host for agg in aggregates
-                    if only_aggregate in (None, agg['name']) for host in agg['hosts']})
     previous = db_overcommit.synced_ratios(database)
+    hosts = {host for agg in aggregates
+             if only_aggregate in (None, agg['name']) for host in agg['hosts']}
+    if only_aggregate is None:
+        # Hosts whose written ratio may now be orphaned.
+        hosts |= {host for host, _rc in previous}
     result = SyncResult()
-    for host in hosts:
+    for host in sorted(hosts):
         host_aggs = by_host.get(host, [])
-        names = ','.join(sorted(agg.name for agg in host_aggs))
+        names = ','.join(sorted(agg.name for agg in host_aggs)) or '-'
         nodes = nodes_by_host.get(host)
         if not nodes:
-            result.warnings.append('host %s (aggregate %s) has no compute node: skipped'
-                                   % (host, names))
+            if host_aggs:
+                result.warnings.append('host %s (aggregate %s) has no compute node: '
+                                       'skipped' % (host, names))
             continue
         for node in nodes:
             body = known.get(node['uuid']) or _inventories(placement, node['uuid'])
             inventories = body['inventories']
             for resource_class, key in RESOURCES:
                 target = ratios.aggregate_ratio(host_aggs, key, None)
+                last = previous.get((host, resource_class))
+                restoring = target is None and last is not None
+                if restoring:
+                    target = node.get(key) or default_ratio(conf, key)
                 if target is None or resource_class not in inventories:
                     continue
                 current = inventories[resource_class]['allocation_ratio']
-                last = previous.get((host, resource_class))
-                if last is not None and last == target and current != target:
+                if not restoring and last is not None and last == target \
+                        and current != target:
                     result.warnings.append(
                         'host %s: placement %s allocation_ratio was set to %s by the last '
                         'sync but is now %s (nova-compute reports %s=%s): nova-compute on '
@@ -142,12 +196,31 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
                 if current != target:
                     result.changes.append(Change(names, host, node['nodename'],
                                                  resource_class, current, target))
+                    exceeded = _exceeded(placement, host, node['uuid'], resource_class,
+                                         inventories[resource_class], target)
+                    if exceeded:
+                        result.exceeded.append(exceeded)
                     if not dry_run:
                         _set_ratio(placement, node['uuid'], resource_class, target, body)
                         body = None     # its generation moved: re-read for the next class
-                if not dry_run and last != target:
+                if dry_run:
+                    continue
+                if restoring:
+                    # Back under nova-compute's control: no longer ours to watch.
+                    db_overcommit.forget_synced(database, host, resource_class)
+                elif last != target:
                     db_overcommit.remember_synced(database, host, resource_class, target)
     return result
+
+
+def _exceeded(placement, host, rp_uuid, resource_class, inventory, ratio):
+    """Exceeded when placement's usage is over the capacity at ``ratio``."""
+    used = _usage(placement, rp_uuid, resource_class)
+    if used is None:
+        return None
+    cap = accounting.capacity(inventory['total'] - (inventory.get('reserved') or 0),
+                              ratio, used)
+    return Exceeded(host, RESOURCE_NAMES[resource_class], cap) if cap.exceeded else None
 
 
 def reconcile(database, instances, ratio_of_host, dry_run=False, hosts=()):
