@@ -14,8 +14,16 @@
 servers away, follow nova's migrations and close our evacuation records.
 
 ``EvacuationSteps`` is mixed into lifecycle.HostLifecycle, which provides
-``nova``, ``db``, ``admit``, ``migration_timeout``, ``_now``,
-``_crash_point``, ``_give_up`` and ``_check``.
+``nova``, ``db``, ``budget`` (the cycle's orchestrator.Budget),
+``migration_timeout``, ``_now``, ``_crash_point``, ``_give_up`` and ``_check``.
+
+A move that fails while a host enters maintenance is retried, not every
+cycle but after ``retry_delay`` (30 s, doubling per failure of that server
+in this maintenance, at most 30 min), counted from the failed requests in
+``lb_migrations``: a restarted daemon keeps the pace. The failure is taken
+as the rest of the cluster lacking room, so one suspended host of the
+cluster is woken (within the cycle's ``max_wakes_per_cycle``), as vSphere
+DPM does; one wake at a time, the next only after it ended.
 """
 
 import datetime
@@ -33,6 +41,14 @@ COLD_MOVABLE = frozenset(('SHUTOFF',))
 FAILED_MIGRATION = frozenset(('failed', 'error', 'cancelled', 'reverted'))
 #: States whose hosts are being emptied (their evacuation rows stay open).
 EVACUATING = frozenset((drs_hosts.SUSPENDING, drs_hosts.ENTERING_MAINTENANCE))
+#: Backoff of a server whose move off a host entering maintenance failed.
+FIRST_RETRY = datetime.timedelta(seconds=30)
+LAST_RETRY = datetime.timedelta(minutes=30)
+
+
+def retry_delay(failures):
+    """How long after its ``failures``-th failed move a server is tried again."""
+    return min(LAST_RETRY, FIRST_RETRY * 2 ** min(max(failures - 1, 0), 16))
 
 
 class Overtaken(Exception):
@@ -105,8 +121,8 @@ class EvacuationSteps:
             outcome = self._nova_outcome(uuid, last['created_at'])
             if outcome == 'failed':
                 drs_migrations.finish(self.db, last['id'], 'failed')
-                return self._give_up(record, 'migration of %s failed; it stays on %s'
-                                     % (uuid, host))
+                return self._move_failed(record, uuid, 'migration of %s failed; it stays on %s'
+                                         % (uuid, host))
             if outcome == 'running':
                 return False
             # Recorded but nova never got it (crash in between): ask again.
@@ -118,7 +134,9 @@ class EvacuationSteps:
         else:
             return self._give_up(record, 'server %s is %s%s and cannot be moved' % (
                 uuid, status, ' (%s)' % task if task else ''))
-        if not self.admit(host):
+        if phase == 'maintenance' and self._backing_off(record, uuid):
+            return False
+        if not self.budget.admit_evacuation(host):
             LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
             return True
         # Recorded only while the host is still being emptied as read:
@@ -136,7 +154,7 @@ class EvacuationSteps:
                 self.nova.cold_migrate(uuid)
         except nova_api.NovaRequestFailed as exc:
             drs_migrations.finish(self.db, request_id, 'failed')
-            return self._give_up(record, 'nova refused to move %s: %s' % (uuid, exc))
+            return self._move_failed(record, uuid, 'nova refused to move %s: %s' % (uuid, exc))
         except nova_api.NovaUnavailable as exc:
             if exc.status is None:
                 # No answer: whether nova took the move is unknown; the open
@@ -150,6 +168,52 @@ class EvacuationSteps:
             raise
         self._crash_point('%s:migration-requested' % phase)
         return False
+
+    def _backing_off(self, record, uuid):
+        """Whether ``uuid`` failed to move off the host lately (this maintenance)."""
+        failures, last = drs_migrations.failures_since(self.db, uuid, record['host'],
+                                                       record['state_changed_at'])
+        return bool(failures) and last is not None and \
+            self._now() - last < retry_delay(failures)
+
+    def _move_failed(self, record, uuid, why):
+        """A move nova did not carry out: a suspend is abandoned; a maintenance
+        entry wakes a host to make room and tries the server again later."""
+        if record['suspend_state'] != drs_hosts.ENTERING_MAINTENANCE:
+            return self._give_up(record, why)
+        failures, _ = drs_migrations.failures_since(self.db, uuid, record['host'],
+                                                    record['state_changed_at'])
+        room = self._make_room(record)
+        return self._give_up(record, '%s%s; next try in %ds' % (
+            why, '; %s' % room if room else '', retry_delay(failures).total_seconds()))
+
+    def _make_room(self, record):
+        """Wake one suspended host of the cluster: what was done, or None.
+
+        One wake at a time per cluster: while one of its hosts wakes, the
+        evacuation waits for it rather than waking more.
+        """
+        host = record['host']
+        cluster = self.budget.cluster_of(host)
+        suspended = []
+        for other, state in sorted(drs_hosts.non_active_states(self.db).items()):
+            if other == host or self.budget.cluster_of(other) != cluster:
+                continue
+            if state == drs_hosts.WAKING:
+                return 'waiting for %s to wake to make room' % other
+            if state == drs_hosts.SUSPENDED:
+                suspended.append(other)
+        for other in suspended:
+            why = self.budget.power_refused('wake', other)
+            if why:
+                return 'waking %s to make room waits: %s' % (other, why)
+            if drs_hosts.transition(self.db, other, drs_hosts.SUSPENDED, drs_hosts.WAKING,
+                                    'woken to make room for the maintenance of %s'
+                                    % host) is not None:
+                self.budget.take_power('wake', other)
+                LOG.info('%s: woke %s to make room for its maintenance', host, other)
+                return 'woke %s to make room' % other
+        return None
 
     def _nova_outcome(self, uuid, since):
         """'failed', 'running' or None: what nova did with our request since ``since``."""

@@ -35,17 +35,22 @@ running the next cycle. Rules that keep VMs safe:
   its open ``lb_migrations`` rows are closed;
 * maintenance empties a host exactly as a suspend does, then keeps it
   disabled and powered on. A host that cannot be emptied stays in
-  ``entering_maintenance`` with the reason (as vSphere and oVirt do) and is
-  retried every cycle until it empties or an admin ends the maintenance.
+  ``entering_maintenance`` with the reason (as vSphere and oVirt do); a
+  server whose move failed is tried again after a growing delay, and a
+  suspended host of the cluster is woken to make room (evacuation.py),
+  until the host empties or an admin ends the maintenance.
 """
 
+import collections
 import datetime
 import logging
 
 from oslo_utils import timeutils
 
+from nova_drs import cluster_policy
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import nova_api
+from nova_drs.daemon import orchestrator
 from nova_drs.db import hosts as drs_hosts
 
 LOG = logging.getLogger(__name__)
@@ -69,8 +74,11 @@ class HostLifecycle(evacuation.EvacuationSteps):
         self.migration_timeout = datetime.timedelta(seconds=migration_timeout)
         self._crash_point = crash_point or (lambda name: None)
         self._now = clock
-        #: host -> may one more server leave it now? (the cycle's migration limits)
-        self.admit = lambda host: True
+        #: the cycle's migration and wake limits (service.run_cycle sets it);
+        #: unlimited, one cluster, for a lifecycle driven alone
+        self.budget = orchestrator.Budget(
+            collections.defaultdict(lambda: float('inf')),
+            lambda host: cluster_policy.DEFAULT_CLUSTER, ())
         #: (host, state_version) of a wake -> (heartbeat, up) nova showed when
         #: this daemon sent the wake command: what "reported since" compares with.
         self._seen_at_wake = {}

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from nova_drs.db import hosts
 from nova_drs.db import models
+from nova_drs.db import retention
 
 REQUESTED = 'requested'
 
@@ -151,3 +152,34 @@ def counts_by_status(database, sources, since, until):
              .group_by(table.c.status))
     with database.reader() as session:
         return dict(session.execute(query).all())
+
+
+TABLE = models.LbMigration.__table__
+
+
+def _purged(cutoff):
+    """Finished migrations requested before ``cutoff``; open ones are never purged."""
+    return sa.and_(TABLE.c.created_at < cutoff, TABLE.c.status != 'requested')
+
+
+def purgeable(database, cutoff):
+    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+    return retention.count(database, TABLE, _purged(cutoff))
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the finished migrations requested before ``cutoff``; (rows, done?)."""
+    return retention.delete_in_batches(database, TABLE, _purged(cutoff), batch_size,
+                                       max_batches)
+
+
+def failures_since(database, instance_uuid, source, since):
+    """(how many, when the last ended) of the failed moves of ``instance_uuid``
+    off ``source`` requested from ``since`` on: what an evacuation backs off on."""
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        count, last = session.execute(
+            sa.select(sa.func.count(), sa.func.max(table.c.finished_at))
+            .where(table.c.instance_uuid == instance_uuid, table.c.source == source,
+                   table.c.status == 'failed', table.c.created_at >= since)).one()
+        return count, last

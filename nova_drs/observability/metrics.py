@@ -73,9 +73,11 @@ HELD_TOTAL = prometheus_client.Counter(
     registry=REGISTRY)
 
 #: Migration reasons as labels: the planner's, and the lifecycle's evacuation
-#: of a host being suspended; anything else is counted as "other".
+#: of a host being suspended ("evacuate") or entering maintenance
+#: ("maintenance"); anything else is counted as "other".
 REASONS = {'overload': 'overload', 'underload': 'underload', 'capacity': 'capacity',
-           'evacuating host for suspend': 'evacuate'}
+           'evacuating host for suspend': 'evacuate',
+           'evacuating host for maintenance': 'maintenance'}
 WAKE_BUCKETS = (30, 60, 120, 300, 600, 1200, 1800, 3600)
 #: Every figure read from a history table covers a bounded window, never the
 #: whole table: counts the last hour (what a "per hour" panel shows), wake
