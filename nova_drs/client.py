@@ -35,9 +35,31 @@ from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
 
 
-class HostChange(collections.namedtuple('HostChange', 'verb wanted otherwise')):
+class HostChange(collections.namedtuple('HostChange', 'verb wanted otherwise service',
+                                        defaults=(None,))):
     """A host action both CLIs can wait for: the word they print, the state it
-    aims at and the states that end the wait without reaching it."""
+    aims at, the states that end the wait without reaching it, and the status
+    nova-compute must have too once it is reached (None: any)."""
+
+    def status_of(self, host):
+        """What the wait compares with the end states: the host's state, unless it
+        is the wanted one while nova-compute is not yet as wanted (an older API
+        that does not show the service is taken at its word)."""
+        state = host['suspend_state']
+        service = host.get('compute_service')
+        if state == self.wanted and self.service and service not in (None, self.service):
+            return '%s, nova-compute still %s' % (state, service)
+        return state
+
+    @staticmethod
+    def progress(name, host):
+        """A ``--wait`` progress line: state, nova-compute status and why."""
+        line = '%s: %s' % (name, host['suspend_state'])
+        if host.get('compute_service'):
+            line += ' (nova-compute %s)' % host['compute_service']
+        if host.get('state_reason'):
+            line += ': %s' % host['state_reason']
+        return line
 
     def accepted(self, host, state):
         return '%s of %s accepted (state: %s)' % (self.verb, host, state)
@@ -50,7 +72,8 @@ HOST_CHANGES = {
     'suspend_host': HostChange('Suspend', 'suspended', ('error', 'active')),
     'unsuspend_host': HostChange('Unsuspend', 'active', ('error',)),
     'enter_maintenance': HostChange('Maintenance', 'maintenance', ('error', 'active')),
-    'exit_maintenance': HostChange('Exit from maintenance', 'active', ('error',)),
+    # The daemon re-enables nova-compute the cycle after the host became active.
+    'exit_maintenance': HostChange('Exit from maintenance', 'active', ('error',), 'enabled'),
 }
 
 
@@ -270,12 +293,16 @@ class DrsClient:
         return self._request('GET', '/loadbalancer/requests/%s' % _quote(request_id))['request']
 
     def wait_host(self, host, action, timeout, interval, report):
-        """Poll ``host`` until ``action`` (a ``HOST_CHANGES`` key) ended; the host's last view."""
+        """Poll ``host`` until ``action`` (a ``HOST_CHANGES`` key) ended; the host's last view.
+
+        ``report`` gets a line each time the state, nova-compute's status or
+        the reason (why a maintenance waits, which host is woken) changes."""
         change = HOST_CHANGES[action]
-        return wait(lambda: self.get_host(host), lambda h: h['suspend_state'],
+        return wait(lambda: self.get_host(host), change.status_of,
                     (change.wanted,) + change.otherwise,
-                    lambda h: '%s: %s' % (host, h['suspend_state']),
-                    '%s to become %s' % (host, change.wanted),
+                    lambda h: change.progress(host, h),
+                    '%s to become %s%s' % (host, change.wanted, ' with nova-compute %s'
+                                           % change.service if change.service else ''),
                     timeout, interval, report, self.error)
 
     def wait_request(self, request_id, timeout, interval, report):

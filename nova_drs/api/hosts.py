@@ -91,6 +91,7 @@ def host_view(nova_host, drs_host, stats):
         'suspend_state': drs_host.get('suspend_state', db_hosts.ACTIVE),
         'state_reason': drs_host.get('state_reason'),
         'state_changed_at': drs_host.get('state_changed_at'),
+        'compute_service': nova_host.get('compute_service'),
         'cpu_used_percent': stats.get('cpu_used_percent'),
         'memory_total': nova_host['memory_total'],
         'memory_used': stats.get('memory_used'),

@@ -59,11 +59,30 @@ def _cell_hosts(cell_context, host):
         instances = objects.InstanceList.get_uuids_by_hosts(cell_context, list(hosts))
         for name, entry in hosts.items():
             entry['instances'] = len(instances.get(name, ()))
+        _add_service_status(cell_context, host, hosts)
     return hosts
 
 
+def _add_service_status(cell_context, host, hosts):
+    """``compute_service``: whether nova schedules to the host (its nova-compute
+    service ``enabled`` or ``disabled``), what ``maintenance exit --wait`` awaits."""
+    if host is None:
+        services = nova_db.service_get_all_by_binary(cell_context, 'nova-compute',
+                                                     include_disabled=True)
+    else:
+        try:
+            services = [nova_db.service_get_by_compute_host(cell_context, host)]
+        except nova_exception.ComputeHostNotFound:
+            services = []
+    for service in services:
+        if service['host'] in hosts:
+            hosts[service['host']]['compute_service'] = (
+                'disabled' if service['disabled'] else 'enabled')
+
+
 def compute_hosts(context, host=None):
-    """{host: {host, hypervisor_hostname, vcpus, memory_total, instances}}.
+    """{host: {host, hypervisor_hostname, vcpus, memory_total, instances,
+    compute_service}}.
 
     With ``host``, only that host (an empty dict when nova does not know it).
     A cell that does not answer is logged and left out.
