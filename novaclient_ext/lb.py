@@ -17,6 +17,7 @@ entry point named ``lb``: it attaches ``LoadBalancerManager`` as ``cs.lb``
 and adds every ``do_*`` function below as a sub-command.
 """
 
+import getpass
 import json
 
 from novaclient import exceptions
@@ -152,6 +153,9 @@ def do_lb_host_clear_wake_failed(cs, args):
 @utils.arg('--option', metavar='<key=value>', action='append', default=[],
            help='Driver option (repeat for several); secrets are stored sealed for the '
                 'DRS daemon and never shown, --debug included.')
+@utils.arg('--option-prompt', metavar='<key>', action='append', default=[],
+           help='Prompt for the value of driver option <key> without echoing it (e.g. '
+                'password), rather than putting a secret on the command line.')
 def do_lb_host_set_power(cs, args):
     """Set a host's power driver, mode and options."""
     options = {}
@@ -160,6 +164,8 @@ def do_lb_host_set_power(cs, args):
         if not sep or not key:
             raise exceptions.CommandError('--option must be key=value, got %r' % key)
         options[key] = value
+    for key in args.option_prompt:
+        options[key] = getpass.getpass('%s %s: ' % (args.driver, key))
     arguments = {'host': args.host, 'driver': args.driver}
     if args.mode:
         arguments['mode'] = args.mode

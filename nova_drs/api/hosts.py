@@ -268,6 +268,9 @@ class HostsController:
             raise webob.exc.HTTPInternalServerError(str(exc)) from None
         try:
             mode = arguments.get('mode') or power_loader.driver_class(driver).MODES[0]
+            # The CLIs send every option as a string: type them by the schema.
+            options = power_base.coerce_options(
+                options, power_loader.driver_class(driver).schema_for(options))
             # The driver's own schema: required options, types, secrets.
             power_loader.check(driver, mode, options)
             # Files the daemon would open: only inside [drs_power] files_dir.

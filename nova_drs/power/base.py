@@ -35,6 +35,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import math
 
 import jsonschema
 
@@ -139,6 +140,49 @@ def _describe_schema_error(error):
     if validator == 'pattern':
         return '%s does not match %s' % (prefix, expected)
     return '%s fails the %s check' % (prefix, validator)
+
+
+#: Strings the API turns into a JSON boolean for a ``"type": "boolean"`` option.
+_BOOLEANS = {'true': True, 'yes': True, '1': True, 'on': True,
+             'false': False, 'no': False, '0': False, 'off': False}
+
+
+def _coerced(value, expected):
+    """``value`` (a string) as the schema's integer/number/boolean, else unchanged."""
+    try:
+        if expected == 'integer':
+            return int(value.strip())
+        if expected == 'number':
+            number = float(value)
+            return number if math.isfinite(number) else value
+    except ValueError:
+        return value
+    if expected == 'boolean':
+        return _BOOLEANS.get(value.strip().lower(), value)
+    return value
+
+
+def coerce_options(options, schema):
+    """``options`` with string values typed as ``schema`` declares them.
+
+    Both CLIs (and curl users with a form in mind) send ``port=623`` as the
+    string ``"623"``; the driver's schema is the one owner of types, so the
+    API converts strings of integer, number and boolean options before
+    validating. A value already of the right type, or a string that does not
+    convert, is left for ``validate_options`` to accept or refuse.
+    """
+    if not isinstance(options, dict):
+        return options
+    typed = {}
+    for key, value in options.items():
+        prop = child_schema(key, schema) or {}
+        if isinstance(value, dict):
+            typed[key] = coerce_options(value, prop)
+        elif isinstance(value, str) and prop.get('type') in ('integer', 'number', 'boolean'):
+            typed[key] = _coerced(value, prop['type'])
+        else:
+            typed[key] = value
+    return typed
 
 
 def validate_options(options, schema):

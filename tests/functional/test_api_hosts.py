@@ -267,6 +267,23 @@ class TestWakeTestAndPower(LoadBalancerApiTestCase):
         self.assertEqual(('wol', 's3'), (result['host']['power_driver'],
                                          result['host']['power_mode']))
 
+    def test_set_power_types_string_options_by_the_drivers_schema(self):
+        for port in ('623', 623, ' 624 '):
+            with self.subTest(port=port):
+                body = {'set_power': {'host': 'host1', 'driver': 'wol', 'options': {
+                    'broadcast': '192.0.2.255', 'port': port}}}
+                status, result = self.action(body)
+                self.assertEqual(200, status, result)
+                stored = db_hosts.power_settings(self.drs_db, 'host1')[2]
+                self.assertEqual(int(port), stored['port'])
+        for port, fragment in (('nine', "option 'port' must be of type integer"),
+                               ('70000', "option 'port' must be <= 65535"),
+                               ('6.5', "option 'port' must be of type integer")):
+            with self.subTest(port=port):
+                self.assertFault(400, self.action({'set_power': {
+                    'host': 'host1', 'driver': 'wol',
+                    'options': {'broadcast': '192.0.2.255', 'port': port}}}), fragment)
+
     def test_set_power_validation(self):
         cases = (
             ({'set_power': {'host': 'host2'}}, 'driver'),

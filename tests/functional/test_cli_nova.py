@@ -21,6 +21,7 @@ pipeline (loaded from etc/nova-drs/api-paste.ini).
 
 import contextlib
 import io
+import json
 import tempfile
 import threading
 import time
@@ -177,6 +178,18 @@ class TestNovaShell(CliTestCase):
         code, out, err = self.nova('lb-wake-test', 'host1')
         self.assertEqual(0, code, err)
         self.assertRegex(out, r'Wake test of host1 requested \(request \d+, pending\)')
+
+    def test_set_power_with_a_port_and_a_prompted_password(self):
+        self.useFixture(fixtures.MonkeyPatch('getpass.getpass', lambda prompt: 'hunter2'))
+        code, out, err = self.nova(
+            'lb-host-set-power', 'host2', '--driver', 'ipmi', '--mode', 'off',
+            '--option', 'address=192.0.2.3', '--option', 'port=623',
+            '--option', 'username=admin', '--option-prompt', 'password')
+        self.assertEqual(0, code, err)
+        self.assertIn('power settings of host2 set (driver ipmi, mode off)', out)
+        stored = db_hosts.power_settings(self.drs_db, 'host2')[2]
+        self.assertEqual(623, stored['port'])
+        self.assertNotIn('hunter2', json.dumps(stored))
 
     def test_rules(self):
         code, out, err = self.nova('lb-rule-add', 'host', 'compute[0-9]+', 'deny')

@@ -131,6 +131,26 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         self.assertEqual(('host3', 'pending'),
                          (json.loads(out)['host'], json.loads(out)['status']))
 
+    def test_set_power_with_a_port_and_a_prompted_password(self):
+        # Every --power-option is a string: the API types port by the schema.
+        self.useFixture(fixtures.MonkeyPatch('getpass.getpass', lambda prompt: 'hunter2'))
+        code, out, err = self.openstack(
+            'drs', 'host', 'set', 'host3', '--power-driver', 'ipmi', '--power-mode', 'off',
+            '--power-option', 'address=192.0.2.3', '--power-option', 'port=623',
+            '--power-option', 'username=admin', '--power-option-prompt', 'password',
+            '-f', 'json')
+        self.assertEqual(0, code, err)
+        self.assertNotIn('hunter2', out)
+        stored = db_hosts.power_settings(self.drs_db, 'host3')[2]
+        self.assertEqual(623, stored['port'])
+        self.assertIn('password', stored)
+        code, _out, err = self.openstack(
+            'drs', 'host', 'set', 'host3', '--power-driver', 'ipmi',
+            '--power-option', 'address=192.0.2.3', '--power-option', 'port=ipmi',
+            '--power-option', 'username=admin', '--power-option', 'password=x')
+        self.assertNotEqual(0, code)
+        self.assertIn("option 'port' must be of type integer", err)
+
     def test_rules(self):
         code, out, err = self.openstack('drs', 'rule', 'create', '--type', 'aggregate',
                                         '--deny', 'gpu-.*', '-f', 'json')

@@ -12,6 +12,7 @@
 
 """``openstack drs host list|show|suspend|unsuspend|set|wake test|maintenance enter|exit``."""
 
+import getpass
 import sys
 
 from osc_lib import exceptions
@@ -180,15 +181,20 @@ class SetHost(_OneHost):
                             help='Driver option (repeat for several); secrets are stored '
                                  'sealed for the DRS daemon and never shown, --debug '
                                  'included')
+        parser.add_argument('--power-option-prompt', metavar='<key>', action='append',
+                            default=[],
+                            help='Prompt for the value of driver option <key> without '
+                                 'echoing it (e.g. password), rather than putting a secret '
+                                 'on the command line (repeat for several)')
         return parser
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.drs
         power = (parsed_args.power_driver, parsed_args.power_mode, parsed_args.mac_to_wake,
-                 parsed_args.power_option)
+                 parsed_args.power_option, parsed_args.power_option_prompt)
         if any(power) and not parsed_args.power_driver:
-            raise exceptions.CommandError('--power-mode, --mac-to-wake and --power-option '
-                                          'need --power-driver')
+            raise exceptions.CommandError('--power-mode, --mac-to-wake and --power-option'
+                                          '[-prompt] need --power-driver')
         if not parsed_args.power_driver and not parsed_args.clear_wake_failed:
             raise exceptions.CommandError('nothing to set: give --power-driver or '
                                           '--clear-wake-failed')
@@ -206,8 +212,11 @@ class SetHost(_OneHost):
             arguments['mode'] = parsed_args.power_mode
         if parsed_args.mac_to_wake:
             arguments['mac_to_wake'] = parsed_args.mac_to_wake
-        if parsed_args.power_option:
-            arguments['options'] = parsed_args.power_option
+        options = dict(parsed_args.power_option)
+        for key in parsed_args.power_option_prompt:
+            options[key] = getpass.getpass('%s %s: ' % (parsed_args.power_driver, key))
+        if options:
+            arguments['options'] = options
         return client.action('set_power', **arguments)['host']
 
 
