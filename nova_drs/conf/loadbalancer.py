@@ -59,7 +59,12 @@ daemon_opts = [
     cfg.IntOpt('max_migrations_per_host', default=2, min=1,
                help='Concurrent migrations leaving one source host.'),
     cfg.IntOpt('max_migrations_per_destination', default=2, min=1,
-               help='Concurrent migrations arriving on one destination host.'),
+               help='Concurrent migrations arriving on one destination host. '
+                    'A planned move names its destination and counts on it; an '
+                    'evacuation (suspend, maintenance) lets nova choose, so until '
+                    'nova lists its destination it takes one free slot of the hosts '
+                    'that can receive servers, and evacuations wait while every such '
+                    'slot is taken.'),
     cfg.IntOpt('max_migrations_per_cluster', default=10, min=1,
                help='Concurrent migrations within one cluster.'),
     cfg.IntOpt('decision_retention', default=24, min=1, max=24 * 90,
