@@ -267,6 +267,11 @@ def do_lb_explain(cs, args):
     if args.kind == 'server':
         subject = utils.find_resource(cs.servers, subject).id
     body = cs.lb.explain(args.kind, subject, args.cycles)
+    state = body.get('state') or {'state': 'active'}
+    if state['state'] != 'active':
+        print('%s is %s since %s: %s' % (args.subject, state['state'],
+                                         state['since'] or 'unknown',
+                                         state['reason'] or 'no reason recorded'))
     if not body['decisions']:
         print('No decisions about %s %s in the last %d cycles.'
               % (args.kind, args.subject, body['cycles']))

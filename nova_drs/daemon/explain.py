@@ -26,6 +26,10 @@ from nova_drs.loadbalancer import findings as core
 EXCLUDED = core.Refusal.EXCLUDED.value
 KEPT = core.Verdict.KEPT.value
 NOT_MOVED = core.Verdict.NOT_MOVED.value
+PLANNED = core.Verdict.PLANNED.value
+APPROVED = core.Verdict.APPROVED.value
+_DONE = {'migrate': core.Verdict.MOVED.value, 'suspend': core.Verdict.SUSPEND.value,
+         'wake': core.Verdict.WAKE.value}
 
 
 class Decisions:
@@ -88,14 +92,35 @@ class Decisions:
                                         refusal, refused)
 
     def pending(self, actions):
-        """Actions of manual clusters wait for an admin's approval."""
+        """Actions of manual clusters wait for an admin's approval: planned,
+        not done (the core's verdict said what the action would be)."""
         for action in actions:
-            key = ((core.SERVER, action.instance) if action.kind == 'migrate'
-                   else (core.HOST, action.host))
+            key = _subject(action)
             if key in self.by_subject:
-                verdict, reason, refusal, refused = self.by_subject[key]
-                self.by_subject[key] = (verdict, reason + ' (manual cluster: planned, waiting '
+                _, reason, refusal, refused = self.by_subject[key]
+                self.by_subject[key] = (PLANNED, reason + ' (manual cluster: planned, waiting '
                                         'for approval)', refusal, refused)
+
+    def approved(self, plan_id, actions, result):
+        """An approved plan's run this cycle (``actions``: those it ran): what
+        started is done (moved, suspend, wake), and so are the moves off a host
+        it suspends (the host lifecycle evacuates it); what the limits
+        deferred is approved, still waiting."""
+        started = result.get('done', ())
+        suspended = {a.host for a in started if a.kind == 'suspend'}
+        for action in started:
+            self.by_subject[_subject(action)] = (
+                _DONE[action.kind], 'approved plan %s: started %s' % (plan_id, _text(action)),
+                None, ())
+        for action in actions:
+            if action.kind == 'migrate' and action.source in suspended:
+                self.by_subject[_subject(action)] = (
+                    _DONE['migrate'], 'approved plan %s: started %s' % (plan_id, _text(action)),
+                    None, ())
+        for action in result.get('waiting', ()):
+            self.by_subject[_subject(action)] = (
+                APPROVED, 'approved plan %s: %s waits for the per-cycle limits'
+                % (plan_id, _text(action)), None, ())
 
     def refused(self, skipped):
         """Actions the orchestrator did not start: (db.plans.Action, why)."""
@@ -117,6 +142,17 @@ class Decisions:
         return [decisions.row(cycle_at, kind, subject, verdict, reason, refusal, refused)
                 for (kind, subject), (verdict, reason, refusal, refused)
                 in sorted(self.by_subject.items())]
+
+
+def _subject(action):
+    return ((core.SERVER, action.instance) if action.kind == 'migrate'
+            else (core.HOST, action.host))
+
+
+def _text(action):
+    if action.kind == 'migrate':
+        return 'move %s -> %s (%s)' % (action.source, action.destination, action.reason)
+    return '%s (%s)' % (action.kind, action.reason)
 
 
 def _exclusion(host, stale, rules, membership, service):

@@ -319,7 +319,7 @@ class LoadBalancer:
             result = self.orchestrator.execute(pending, view, budget,
                                                plans.Progress(self.db, plan_id))
             self._count(summary, result)
-            record.approved(plan_id, result)
+            record.approved(plan_id, pending, result)
             record.refused(result['skipped'])
             # What the limits deferred (or a lost leadership left) stays
             # pending: the plan stays executing until none is.

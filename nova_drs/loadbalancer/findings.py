@@ -40,6 +40,10 @@ class Verdict(str, enum.Enum):
     KEPT = 'kept'                  # no power change (why: the refusal)
     MOVED = 'moved'
     NOT_MOVED = 'not moved'
+    # A manual cluster's action: planned waits for an admin's approval,
+    # approved waits for the limits; once started it is moved/suspend/wake.
+    PLANNED = 'planned'
+    APPROVED = 'approved'
 
 
 class Refusal(str, enum.Enum):

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
 from nova_drs.db import decisions
+from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.db import models
 from tests.functional import daemon_support
@@ -134,8 +135,23 @@ class TestManualClusterExplains(TestDaemonExplains):
         self.cycle()
         self.assertEqual('active', self.state('host1'))
         host1 = self.explain('host', 'host1')[0]
-        self.assertEqual('suspend', host1['verdict'])
+        self.assertEqual('planned', host1['verdict'])
         self.assertIn('(manual cluster: planned, waiting for approval)', host1['reason'])
+        server = self.explain('server', 'a1')[0]
+        self.assertEqual('planned', server['verdict'], server)
+
+    def test_approved_plan_is_done_when_it_starts(self):
+        self.quiet_host1()
+        self.cycle()
+        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/plan')
+        plan_id = body['plan']['id']
+        status, body = self.call(self.admin_api, 'POST', '/loadbalancer/plan/action',
+                                 {'approve': {'plan_id': plan_id}})
+        self.assertEqual(202, status, body)
+        self.cycle()
+        server = self.explain('server', 'a1')[0]
+        self.assertEqual('moved', server['verdict'], server)
+        self.assertIn('approved plan %s: started move host1 -> ' % plan_id, server['reason'])
 
     # The automatic scenarios are TestDaemonExplains'.
     test_suspended_host_names_underload_and_the_threshold = None
@@ -157,6 +173,29 @@ class TestExplainApi(test_api_hosts.LoadBalancerApiTestCase):
                                         '/loadbalancer/explain/hosts/nope'), 'nope')
         self.assertFault(404, self.call(self.admin_api, 'GET', '/loadbalancer/explain/servers/'
                                         '6f1e8c2a-3d7b-4e5f-9a0b-1c2d3e4f5a6b'))
+
+    def test_server_by_name_and_an_ambiguous_name_is_409(self):
+        server = self._create_server(name='calm', networks='none')
+        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/servers/calm')
+        self.assertEqual((200, server['id']), (status, body['server']), body)
+        self.assertFault(404, self.call(self.admin_api, 'GET',
+                                        '/loadbalancer/explain/servers/cal'), 'cal')
+        self._create_server(name='calm', networks='none')
+        self.assertFault(409, self.call(self.admin_api, 'GET',
+                                        '/loadbalancer/explain/servers/calm'),
+                         'more than one server is named calm')
+
+    def test_suspended_host_says_since_when_and_why(self):
+        drs_hosts.ensure(self.drs_db, 'host1')
+        drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'underload')
+        drs_hosts.transition(self.drs_db, 'host1', 'suspending', 'suspended', 'powered off')
+        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/hosts/host1')
+        self.assertEqual(200, status, body)
+        self.assertEqual(('suspended', 'powered off'),
+                         (body['state']['state'], body['state']['reason']))
+        self.assertRegex(body['state']['since'], r'^\d{4}-\d\d-\d\dT')
+        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/hosts/host2')
+        self.assertEqual('active', body['state']['state'])
 
     def test_known_server_without_decisions_is_an_empty_list(self):
         server = self._create_server(name='calm', networks='none')
@@ -230,6 +269,16 @@ class TestExplainOpenStackShell(test_cli_nova.CliTestCase):
         self.assertEqual(0, code, err)
         self.assertIn('host3 (capacity)', out)
         self.assertIn('overload: ...; to host2', out)
+        code, out, err = self.openstack('drs', 'explain', 'server', 'web', '-f', 'value',
+                                        '-c', 'Verdict')
+        self.assertEqual((0, 'moved\n'), (code, out), err)
+        drs_hosts.ensure(self.drs_db, 'host2')
+        drs_hosts.transition(self.drs_db, 'host2', 'active', 'suspending', 'underload')
+        drs_hosts.transition(self.drs_db, 'host2', 'suspending', 'suspended', 'powered off')
+        code, out, err = self.openstack('drs', 'explain', 'host', 'host2', '-f', 'value',
+                                        '-c', 'Verdict', '-c', 'Reason')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'^now suspended suspended since \d{4}-.*: powered off\n$')
         code, out, err = self.openstack('drs', 'explain', 'host', 'nowhere')
         self.assertEqual(1, code)
         self.assertIn("compute host 'nowhere' not found in nova (HTTP 404)", err)

@@ -24,6 +24,16 @@ def rows(decisions):
             for d in decisions]
 
 
+def state_row(state):
+    """A host not active first says so: the daemon plans nothing for a
+    suspended host, so its last decisions may be long gone."""
+    if not state or state['state'] == 'active':
+        return []
+    return [(state['since'] or '', 'now %s' % state['state'], '',
+             '%s since %s: %s' % (state['state'], state['since'] or 'unknown',
+                                  state['reason'] or 'no reason recorded'), '')]
+
+
 class _Explain(command.Lister):
     KIND = None
 
@@ -37,7 +47,7 @@ class _Explain(command.Lister):
     def take_action(self, parsed_args):
         body = self.app.client_manager.drs.explain(self.KIND, getattr(parsed_args, self.KIND),
                                                    parsed_args.cycles)
-        return COLUMNS, rows(body['decisions'])
+        return COLUMNS, state_row(body.get('state')) + rows(body['decisions'])
 
 
 class ExplainHost(_Explain):
@@ -51,4 +61,4 @@ class ExplainServer(_Explain):
     """Why a server was (or was not) moved in the last cycles."""
 
     KIND = 'server'
-    HELP = 'Server (UUID)'
+    HELP = 'Server (name or UUID; a name several servers bear is refused)'

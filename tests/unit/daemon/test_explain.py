@@ -107,3 +107,19 @@ def test_manual_cluster_actions_wait_for_approval():
     record.pending([plans.Action(model.Suspend('h1', 'underload'), 'c1', plans.MANUAL)])
     assert rows(record)['host', 'h1']['reason'] == ('underload ... (manual cluster: planned, '
                                                     'waiting for approval)')
+    assert rows(record)['host', 'h1']['verdict'] == 'planned'
+
+
+def test_approved_actions_are_done_once_started_and_approved_while_waiting():
+    record = explain.Decisions()
+    suspend = plans.Action(model.Suspend('h1', 'underload'), 'c1', plans.MANUAL)
+    evacuated = plans.Action(model.Migrate('s1', 'h1', 'h2', 'underload'), 'c1', plans.MANUAL)
+    deferred = plans.Action(model.Migrate('s2', 'h3', 'h2', 'overload'), 'c1', plans.MANUAL)
+    record.approved(7, [evacuated, suspend, deferred],
+                    {'done': [suspend], 'waiting': [deferred], 'skipped': []})
+    found = rows(record)
+    assert found['host', 'h1']['verdict'] == 'suspend'
+    assert found['host', 'h1']['reason'] == 'approved plan 7: started suspend (underload)'
+    assert found['server', 's1']['verdict'] == 'moved'
+    assert found['server', 's2']['verdict'] == 'approved'
+    assert 'waits for the per-cycle limits' in found['server', 's2']['reason']
