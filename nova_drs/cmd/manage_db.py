@@ -18,9 +18,9 @@ from oslo_utils import timeutils
 
 from nova_drs.cmd import manage_power
 from nova_drs.cmd import subcommands
+from nova_drs.daemon import history_purge
 from nova_drs.db import api
 from nova_drs.db import migration
-from nova_drs.db import retention
 from nova_drs.power import sealing
 
 
@@ -69,13 +69,13 @@ def _purge(conf):
     names = conf.category.table or None
     database = api.Database.from_conf(conf)
     now = timeutils.utcnow()
-    outcome = retention.purge(database, conf, now, dry_run=dry_run, names=names)
+    outcome = history_purge.purge(database, conf, now, dry_run=dry_run, names=names)
     verb = 'would delete' if dry_run else 'deleted'
     for name, (rows, _done) in outcome.items():
         print('%s: %s %d rows' % (name, verb, rows))
     hours = conf.loadbalancer.plan_retention
-    if hours and (names is None or 'lb_plans' in names):
-        print('lb_plans: %s %d finished plans' % (verb, retention.purge_plans(
+    if hours and (names is None or history_purge.PLANS in names):
+        print('%s: %s %d finished plans' % (history_purge.PLANS, verb, history_purge.purge_plans(
             database, now - datetime.timedelta(hours=hours), dry_run)))
     return 0
 
@@ -91,7 +91,7 @@ def add_parsers(subparsers):
     parsers['sync'].add_argument('revision', nargs='?', default='heads')
     parsers['purge'].add_argument('--dry-run', action='store_true',
                                   help='count the rows that would be deleted, delete none')
-    parsers['purge'].add_argument('--table', action='append', metavar='TABLE',
-                                  choices=sorted(retention.BY_NAME) + ['lb_plans'],
+    tables = sorted(list(history_purge.BY_NAME) + [history_purge.PLANS])
+    parsers['purge'].add_argument('--table', action='append', metavar='TABLE', choices=tables,
                                   help='only this table (repeatable; default: all of %s)'
-                                       % ', '.join(sorted(retention.BY_NAME) + ['lb_plans']))
+                                       % ', '.join(tables))

@@ -49,8 +49,7 @@ def prune(database, now, retention_hours, batch_size=1000):
     """Delete decisions older than the retention, ``batch_size`` rows per
     transaction (a backlog never locks the table for long); rows deleted."""
     cutoff = now - datetime.timedelta(hours=retention_hours)
-    return retention.delete_in_batches(database, TABLE, TABLE.c.cycle_at < cutoff,
-                                       batch_size)[0]
+    return purge(database, cutoff, batch_size)[0]
 
 
 def explain(database, kind, subject, cycles):
@@ -75,3 +74,14 @@ def _as_dict(record):
     data.pop('id')
     data['refused'] = [{'host': h, 'refusal': r} for h, r in json.loads(data['refused'] or '[]')]
     return data
+
+
+def purgeable(database, cutoff):
+    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+    return retention.count(database, TABLE, TABLE.c.cycle_at < cutoff)
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the decisions of cycles before ``cutoff``; (rows, done?)."""
+    return retention.delete_in_batches(database, TABLE, TABLE.c.cycle_at < cutoff, batch_size,
+                                       max_batches)

@@ -36,9 +36,9 @@ from nova_drs.loadbalancer.model import SUSPENDED
 from nova_drs.loadbalancer.model import SUSPENDING
 from nova_drs.loadbalancer.model import WAKING
 
-#: Legal transitions: from-state -> allowed to-states.
 TABLE = models.DrsHost.__table__
 
+#: Legal transitions: from-state -> allowed to-states.
 TRANSITIONS = {
     ACTIVE: {SUSPENDING, ENTERING_MAINTENANCE},
     SUSPENDING: {SUSPENDED, ACTIVE, ERROR},
@@ -82,8 +82,7 @@ def list_all(database):
 def states(database):
     """{host: suspend_state} for every known host, in one query."""
     with database.reader() as session:
-        return dict(session.execute(
-            sa.select(models.DrsHost.host, models.DrsHost.suspend_state)).all())
+        return dict(session.execute(sa.select(TABLE.c.host, TABLE.c.suspend_state)).all())
 
 
 def created_at(database):
@@ -110,9 +109,8 @@ def _public(row):
 def non_active_states(database):
     """{host: state} of hosts that are not active, in one query (absent = active)."""
     with database.reader() as session:
-        return dict(session.execute(
-            sa.select(TABLE.c.host, TABLE.c.suspend_state)
-            .where(TABLE.c.suspend_state != ACTIVE)).all())
+        return dict(session.execute(sa.select(TABLE.c.host, TABLE.c.suspend_state)
+                                    .where(TABLE.c.suspend_state != ACTIVE)).all())
 
 
 def states_and_wake_failed(database):

@@ -24,6 +24,7 @@ import zlib
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import retention
 
 TABLE = models.DrsCycleInventory.__table__
 
@@ -44,6 +45,17 @@ def since(database, start):
                 for taken_at, body in session.execute(query)]
 
 
-def purge(session, before):
+def purge_in(session, before):
     """Delete inventories taken before ``before`` in the caller's transaction."""
     return session.execute(TABLE.delete().where(TABLE.c.taken_at < before)).rowcount
+
+
+def purgeable(database, cutoff):
+    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+    return retention.count(database, TABLE, TABLE.c.taken_at < cutoff)
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the cycle inventories taken before ``cutoff``; (rows, done?)."""
+    return retention.delete_in_batches(database, TABLE, TABLE.c.taken_at < cutoff, batch_size,
+                                       max_batches)

@@ -35,74 +35,11 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
-from nova_drs.loadbalancer import model
+from nova_drs.db.plan_entries import Action
+from nova_drs.db.plan_entries import AUTOMATIC  # noqa: F401 (plans.AUTOMATIC)
+from nova_drs.db.plan_entries import MANUAL  # noqa: F401 (plans.MANUAL)
 
 LOG = logging.getLogger(__name__)
-
-AUTOMATIC, MANUAL = 'automatic', 'manual'
-_KINDS = {model.Migrate: 'migrate', model.Suspend: 'suspend', model.Wake: 'wake'}
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class Action:
-    """One action of a plan: the core's ``Migrate``, ``Suspend`` or ``Wake``,
-    with the cluster that planned it and that cluster's automation level."""
-
-    core: object
-    cluster: str = None
-    automation: str = AUTOMATIC
-    #: Its index in its stored plan (progress rows are keyed by it); None
-    #: for an action not read from a plan. Not part of what the action is.
-    position: int = dataclasses.field(default=None, compare=False)
-
-    @property
-    def kind(self):
-        return _KINDS[type(self.core)]
-
-    @property
-    def reason(self):
-        return self.core.reason
-
-    # A migration's fields; None for a suspend or a wake.
-    instance = property(lambda self: getattr(self.core, 'instance', None))
-    source = property(lambda self: getattr(self.core, 'source', None))
-    destination = property(lambda self: getattr(self.core, 'destination', None))
-    # A suspend's or a wake's host; None for a migration.
-    host = property(lambda self: getattr(self.core, 'host', None))
-
-    def __str__(self):
-        if self.kind == 'migrate':
-            return 'migrate %s %s -> %s (%s)' % (self.instance, self.source,
-                                                 self.destination, self.reason)
-        return '%s %s (%s)' % (self.kind, self.host, self.reason)
-
-    def __repr__(self):
-        """As the daemon's cycle line logs it: the action, its cluster and automation."""
-        return '<%s [%s, %s]>' % (self, self.cluster, self.automation)
-
-    def to_json(self):
-        fields = ({'instance': self.instance, 'source': self.source,
-                   'destination': self.destination} if self.kind == 'migrate'
-                  else {'host': self.host})
-        return dict({'type': self.kind}, **fields, reason=self.reason,
-                    cluster=self.cluster, automation=self.automation)
-
-    @classmethod
-    def from_json(cls, data):
-        """The Action ``to_json`` wrote; ValueError for anything else."""
-        try:
-            if data['type'] == 'migrate':
-                core = model.Migrate(data['instance'], data['source'], data['destination'],
-                                     data['reason'])
-            elif data['type'] in ('suspend', 'wake'):
-                kind = model.Suspend if data['type'] == 'suspend' else model.Wake
-                core = kind(data['host'], data['reason'])
-            else:
-                raise ValueError('unknown action type %r' % data['type'])
-            return cls(core, data.get('cluster'), data.get('automation', AUTOMATIC))
-        except (KeyError, TypeError) as exc:
-            raise ValueError('not a plan action: %r (%s)' % (data, exc)) from None
-
 
 def _loads(text):
     if not text:
@@ -118,6 +55,7 @@ def _loads(text):
 RUNNABLE = ('approved', 'executing')
 #: Plans that will never change again (what ``purge`` deletes once old).
 FINISHED = ('done', 'rejected', 'failed')
+TABLE_NAME = models.LbPlan.__tablename__
 PENDING, STARTED, DONE, FAILED, SKIPPED = models.PLAN_ACTION_STATUSES
 
 
@@ -132,10 +70,8 @@ def as_dict(row, progress=None):
     return {
         'id': row.id, 'cluster': row.cluster, 'created_at': row.created_at,
         'updated_at': row.updated_at, 'mode': row.mode, 'status': row.status,
-        'actions': actions, 'reasons': _loads(row.reasons),
-        'decided_by': row.decided_by,
-        'progress': dict(collections.Counter(status for status, _ in (progress or {}).values())),
-    }
+        'actions': actions, 'reasons': _loads(row.reasons), 'decided_by': row.decided_by,
+        'progress': dict(collections.Counter(status for status, _ in (progress or {}).values()))}
 
 
 def save(database, mode, actions, status, cluster=None):
@@ -380,6 +316,19 @@ def expire_pending(database):
                                 updated_at=timeutils.utcnow()))
 
 
+def _finished_before(older_than):
+    changed = sa.func.coalesce(models.LbPlan.updated_at, models.LbPlan.created_at)
+    return sa.select(models.LbPlan.id).where(models.LbPlan.status.in_(FINISHED),
+                                             changed < older_than)
+
+
+def purgeable(database, older_than):
+    """How many plans ``purge`` would delete (``db purge --dry-run``)."""
+    with database.reader() as session:
+        return session.execute(sa.select(sa.func.count()).select_from(
+            _finished_before(older_than).subquery())).scalar()
+
+
 def purge(database, older_than):
     """Delete finished plans (done, rejected, failed) last changed before ``older_than``
     (naive UTC), with their action rows; returns how many plans went.
@@ -387,11 +336,8 @@ def purge(database, older_than):
     Pending, approved and executing plans are never purged. Two DELETEs per 500 plans.
     """
     table = models.LbPlanAction.__table__
-    changed = sa.func.coalesce(models.LbPlan.updated_at, models.LbPlan.created_at)
-    old = sa.select(models.LbPlan.id).where(models.LbPlan.status.in_(FINISHED),
-                                            changed < older_than)
     with database.writer() as session:
-        ids = session.scalars(old).all()
+        ids = session.scalars(_finished_before(older_than)).all()
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             session.execute(table.delete().where(table.c.plan_id.in_(chunk)))

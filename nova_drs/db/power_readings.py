@@ -40,8 +40,7 @@ def prune(database, now, retention_hours, batch_size=1000):
     """Delete readings older than the retention, ``batch_size`` rows per
     transaction (a backlog never locks the table for long); rows deleted."""
     cutoff = now - datetime.timedelta(hours=retention_hours)
-    return retention.delete_in_batches(database, TABLE, TABLE.c.read_at < cutoff,
-                                       batch_size)[0]
+    return purge(database, cutoff, batch_size)[0]
 
 
 def newest(database, hosts=None):
@@ -65,3 +64,14 @@ def mean_watts(database, since, until, hosts=None):
         query = query.where(TABLE.c.host.in_(list(hosts)))
     with database.reader() as session:
         return {host: float(mean) for host, mean in session.execute(query.group_by(TABLE.c.host))}
+
+
+def purgeable(database, cutoff):
+    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+    return retention.count(database, TABLE, TABLE.c.read_at < cutoff)
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the power readings taken before ``cutoff``; (rows, done?)."""
+    return retention.delete_in_batches(database, TABLE, TABLE.c.read_at < cutoff, batch_size,
+                                       max_batches)

@@ -30,6 +30,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import retention
 
 OPEN = ('pending', 'running')
 SCALE_SERVER = 'scale_server'
@@ -146,3 +147,22 @@ def scale_targets(database, server_id):
 def update_scale(database, request, status, progress):
     """Compare-and-swap on the scale request's status; True when this caller won."""
     return update(database, request['id'], request['status'], status, json.dumps(progress))
+
+
+TABLE = models.LbRequest.__table__
+
+
+def _purged(cutoff):
+    """Requests finished before ``cutoff``; open ones are never purged."""
+    return sa.and_(TABLE.c.finished_at < cutoff, TABLE.c.status.not_in(OPEN))
+
+
+def purgeable(database, cutoff):
+    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+    return retention.count(database, TABLE, _purged(cutoff))
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the requests finished before ``cutoff``; (rows, done?)."""
+    return retention.delete_in_batches(database, TABLE, _purged(cutoff), batch_size,
+                                       max_batches)

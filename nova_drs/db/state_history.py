@@ -19,6 +19,7 @@ never disagrees with ``drs_hosts``; read by the metrics and energy reports.
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import retention
 
 TABLE = models.DrsHostStateChange.__table__
 
@@ -72,3 +73,22 @@ def recent(database, since, states):
             .where(TABLE.c.changed_at >= since, TABLE.c.state.in_(states))
             .order_by(TABLE.c.host, TABLE.c.changed_at, TABLE.c.id)).all()
 
+
+def _purged(database, cutoff):
+    """(condition, ids kept): changes before ``cutoff`` but each host's newest
+    one, which says what state the host was in at the cut-off."""
+    keep = retention.newest_before(database, TABLE, 'changed_at', cutoff)
+    return TABLE.c.changed_at < cutoff, keep
+
+
+def purgeable(database, cutoff):
+    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+    condition, keep = _purged(database, cutoff)
+    return retention.count(database, TABLE, condition, keep)
+
+
+def purge(database, cutoff, batch_size, max_batches=None):
+    """Delete the state changes ``_purged`` selects; (rows, done?)."""
+    condition, keep = _purged(database, cutoff)
+    return retention.delete_in_batches(database, TABLE, condition, batch_size,
+                                       max_batches, keep)

@@ -197,7 +197,7 @@ def _purge(session, taken_before, received_before=None):
         if received_before is not None:
             condition = sa.and_(condition, table.c.created_at < received_before)
         deleted.append(session.execute(table.delete().where(condition)).rowcount)
-    inventory.purge(session, taken_before)
+    inventory.purge_in(session, taken_before)
     return tuple(deleted)
 
 

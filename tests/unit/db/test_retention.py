@@ -21,11 +21,11 @@ import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
 from nova_drs.cmd import manage
+from nova_drs.daemon import history_purge
 from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import migration
 from nova_drs.db import models
-from nova_drs.db import retention
 from nova_drs.observability import metrics
 from tests import services
 
@@ -105,14 +105,14 @@ def test_purge_keeps_what_live_logic_reads(tmp_path, database):
         {'host': 'a', 'cpu_allocation_ratio': 2.0, 'ram_allocation_ratio': 1.0,
          'since': NOW - 90 * HOUR}])
 
-    dry = retention.purge(database, conf, NOW, dry_run=True)
+    dry = history_purge.purge(database, conf, NOW, dry_run=True)
     assert dry['lb_migrations'] == (2, True)
     assert dry['drs_host_state_changes'] == (2, True)
     assert dry['lb_requests'] == (1, True)
     assert dry['host_ratio_history'] == (1, True)
     assert len(_rows(database, models.LbMigration, 'id')) == 4  # a dry run deletes nothing
 
-    done = retention.purge(database, conf, NOW)
+    done = history_purge.purge(database, conf, NOW)
     assert {name: rows for name, (rows, _) in done.items() if rows} == {
         'lb_migrations': 2, 'drs_host_state_changes': 2, 'lb_requests': 1,
         'host_ratio_history': 1}
@@ -137,10 +137,10 @@ def test_backlog_is_deleted_in_short_batches(database):
 
     sa.event.listen(database.engine, 'after_cursor_execute', count_deletes)
     try:
-        policy = retention.BY_NAME['lb_decisions']
-        assert retention.purge_table(database, policy, 24, NOW, 1000, max_batches=2) == (
+        policy = history_purge.BY_NAME['lb_decisions']
+        assert history_purge.purge_table(database, policy, 24, NOW, 1000, max_batches=2) == (
             2000, False)
-        assert retention.purge_table(database, policy, 24, NOW, 1000) == (500, True)
+        assert history_purge.purge_table(database, policy, 24, NOW, 1000) == (500, True)
     finally:
         sa.event.remove(database.engine, 'after_cursor_execute', count_deletes)
     assert deletes == [1000, 1000, 500]
@@ -157,7 +157,7 @@ def test_records_of_removed_computes_go_after_the_grace_only_when_active(tmp_pat
         hosts.ensure(database, host)
     hosts.transition(database, 'asleep', 'active', 'suspending', 'test')
     hosts.transition(database, 'asleep', 'suspending', 'suspended', 'test')
-    purge = retention.DaemonPurge(conf, database)
+    purge = history_purge.DaemonPurge(conf, database)
     # nova no longer lists gone, asleep (its service record deleted while it
     # sleeps) nor, for a while, back.
     purge.run({'kept'}, _records(database), NOW)
@@ -182,22 +182,22 @@ def test_records_of_removed_computes_go_after_the_grace_only_when_active(tmp_pat
 
 def test_a_host_that_moved_since_the_check_is_not_deleted(database):
     hosts.ensure(database, 'h1')
-    assert retention.removable_hosts(database, {'h1'}) == {'h1'}
+    assert hosts.removable(database, {'h1'}) == {'h1'}
     hosts.transition(database, 'h1', 'active', 'suspending', 'admin')  # meanwhile
-    assert retention.delete_hosts(database, {'h1'}, 100) == 0
+    assert hosts.delete_removed(database, {'h1'}, 100) == 0
     assert hosts.get(database, 'h1') is not None
 
 
 def test_daemon_purge_runs_once_per_interval_and_never_raises(tmp_path, database):
     conf = _conf(tmp_path, '[drs_retention]\nmigrations = 48\npurge_interval = 3600\n')
     _insert(database, models.LbMigration, [_migration('u1', 72 * HOUR, 'done')])
-    purge = retention.DaemonPurge(conf, database)
+    purge = history_purge.DaemonPurge(conf, database)
     assert purge.run({'h'}, {}, NOW) == {'lb_migrations': 1}
     _insert(database, models.LbMigration, [_migration('u2', 72 * HOUR, 'done')])
     assert purge.run({'h'}, {}, NOW + datetime.timedelta(minutes=30)) == {}  # not due
     assert purge.run({'h'}, {}, NOW + HOUR) == {'lb_migrations': 1}
     database.dispose()
-    broken = retention.DaemonPurge(conf, api.Database('sqlite:////nonexistent/dir/x.db'))
+    broken = history_purge.DaemonPurge(conf, api.Database('sqlite:////nonexistent/dir/x.db'))
     assert broken.run({'h'}, {}, NOW) == {}
 
 
