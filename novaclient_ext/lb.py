@@ -67,6 +67,15 @@ def do_lb_host_list(cs, args):
     _print_rows(cs.lb.list_hosts(), HOST_DETAIL_COLUMNS if args.detail else HOST_COLUMNS)
 
 
+def _allocation_text(rows):
+    """``VCPU: 3 of 8 (ratio 4.0, 37.5 %)`` lines: placement's allocated of capacity."""
+    if rows is None:
+        return 'unknown (placement did not answer)'
+    return '\n'.join('%s: %g of %g (ratio %g, %s %%)' % (
+        row['resource_class'], row['allocated'], row['capacity'], row['allocation_ratio'],
+        row['used_percent']) for row in rows)
+
+
 @utils.arg('host', metavar='<host>', help='Name of the compute host (nova service host).')
 def do_lb_host_show(cs, args):
     """Show one compute host with its DRS state and latest statistics."""
@@ -74,6 +83,8 @@ def do_lb_host_show(cs, args):
     if 'pinned_servers' in host:
         host['pinned_servers'] = '\n'.join('%(id)s (%(level)s)' % server
                                             for server in host['pinned_servers'])
+    if 'allocation' in host:
+        host['allocation'] = _allocation_text(host['allocation'])
     utils.print_dict(host)
 
 
@@ -179,11 +190,25 @@ def do_lb_host_set_power(cs, args):
 
 
 @utils.arg('host', metavar='<host>', help='Name of the compute host to test.')
+@_wait_args('the test is done or failed', 1800)
 def do_lb_wake_test(cs, args):
     """Ask the DRS daemon to test suspending and waking a host."""
     request = cs.lb.action('wake_test', host=args.host)['request']
-    print('Wake test of %s requested (request %s, %s)'
-          % (args.host, request['id'], request['status']))
+    print('Wake test of %s requested (request %s, %s); follow with: nova lb-request-show %s'
+          % (args.host, request['id'], request['status'], request['id']))
+    if not args.wait:
+        return
+    request = cs.lb.wait_request(request['id'], args.timeout, args.poll_interval,
+                                 lambda line: print(line, flush=True))
+    if request['status'] == 'failed':
+        raise exceptions.CommandError('wake test of %s failed: %s'
+                                      % (args.host, request['result']))
+
+
+@utils.arg('request', metavar='<request-id>', help='Id of the request.')
+def do_lb_request_show(cs, args):
+    """Show a request of any kind (wake test, scale) with its status and outcome."""
+    utils.print_dict(cs.lb.get_request(args.request))
 
 
 def do_lb_rule_list(cs, args):

@@ -24,6 +24,7 @@ import collections
 import contextlib
 import json
 
+from nova.scheduler.client import report as placement_report
 from oslo_log import log as logging
 import webob.exc
 
@@ -36,6 +37,7 @@ from nova_drs.api import schemas
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import requests as db_requests
 from nova_drs.db import statistics as db_statistics
+from nova_drs.overcommit import nova_view
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
 from nova_drs.power import paths as power_paths
@@ -121,7 +123,20 @@ class HostsController:
     def show(self, context, host):
         view = self._view(context, host)
         view['pinned_servers'] = nova_hosts.pinned_servers(context, host)
+        view['allocation'] = self._allocation(context, host)
         return 200, {'host': view}
+
+    @staticmethod
+    def _allocation(context, host):
+        """Placement's allocated / capacity / ratio per resource class, or None
+        when placement cannot say (the rest of the host is still shown)."""
+        try:
+            return nova_view.host_allocation(context.elevated(), host,
+                                             placement_report.report_client_singleton())
+        except Exception as exc:
+            LOG.warning('nova-drs API: no allocation of host %s from placement: %s',
+                        host, exc)
+            return None
 
     def _view(self, context, host):
         nova = self._nova_host(context, host)
@@ -148,8 +163,11 @@ class HostsController:
         return getattr(self, action.handler)(context, arguments)
 
     def show_request(self, context, request_id):
-        with _scale_faults():
-            return 200, {'request': scale_api.show(self.database, request_id)}
+        """A request of any kind: a scale with its progress, a wake test with its result."""
+        request = db_requests.get(self.database, request_id)
+        if request is None:
+            raise webob.exc.HTTPNotFound('request %s not found' % request_id)
+        return 200, {'request': request}
 
     def _current_state(self, host):
         return db_hosts.public_records(self.database, host)[host]['suspend_state']

@@ -83,6 +83,69 @@ def instances(ctxt):
             for inst in _results(gathered) if inst.host]
 
 
+#: Resource classes ``drs host show`` reports allocation of, in this order.
+SHOWN_RESOURCE_CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
+
+
+def allocation(inventories, usages):
+    """[{resource_class, allocated, capacity, allocation_ratio, used_percent}]
+    of one resource provider, as placement counts them: capacity is
+    ``(total - reserved) * allocation_ratio``; what the scheduler can still
+    place is ``capacity - allocated``.
+
+    ``inventories``: {class: inventory fields}; ``usages``: {class: used}.
+    """
+    rows = []
+    for resource_class in SHOWN_RESOURCE_CLASSES:
+        inventory = inventories.get(resource_class)
+        if inventory is None:
+            continue
+        ratio = inventory['allocation_ratio']
+        capacity = (inventory['total'] - (inventory.get('reserved') or 0)) * ratio
+        allocated = usages.get(resource_class, 0)
+        rows.append({'resource_class': resource_class, 'allocated': allocated,
+                     'capacity': capacity, 'allocation_ratio': ratio,
+                     'used_percent': round(100.0 * allocated / capacity, 1)
+                     if capacity > 0 else None})
+    return rows
+
+
+def _placement_json(placement, path):
+    response = placement.get(path)
+    if response.status_code != 200:
+        raise RuntimeError('placement answered %s to GET %s' % (response.status_code, path))
+    return response.json()
+
+
+def host_allocation(ctxt, host, placement):
+    """``allocation()`` of every compute node of ``host`` (one on most drivers),
+    summed per resource class when there are several. ``placement``: what
+    nova-api itself talks to placement with (its SchedulerReportClient, whose
+    ``get`` uses nova's ``[placement]`` settings, timeout included)."""
+    from nova import context as nova_context
+    from nova import objects
+    mapping = objects.HostMapping.get_by_host(ctxt, host)
+    with nova_context.target_cell(ctxt, mapping.cell_mapping) as cctxt:
+        nodes = objects.ComputeNodeList.get_all_by_host(cctxt, host)
+    rows = []
+    for node in nodes:
+        path = '/resource_providers/%s/' % node.uuid
+        inventories = _placement_json(placement, path + 'inventories')['inventories']
+        usages = _placement_json(placement, path + 'usages')['usages']
+        rows += allocation(inventories, usages)
+    if len(nodes) < 2:
+        return rows
+    summed = {}
+    for row in rows:
+        into = summed.setdefault(row['resource_class'], dict(row, allocated=0, capacity=0))
+        into['allocated'] += row['allocated']
+        into['capacity'] += row['capacity']
+    for row in summed.values():
+        row['used_percent'] = (round(100.0 * row['allocated'] / row['capacity'], 1)
+                               if row['capacity'] > 0 else None)
+    return list(summed.values())
+
+
 class RatioLookup:
     """Current (cpu, ram) ratios of a host: its aggregates', else its own."""
 

@@ -191,6 +191,11 @@ class TestNovaShell(CliTestCase):
         self.assertEqual(623, stored['port'])
         self.assertNotIn('hunter2', json.dumps(stored))
 
+    def test_host_show_has_allocation_capacity_and_ratio(self):
+        code, out, err = self.nova('lb-host-show', 'host1')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'VCPU: 0 of \d+ \(ratio [\d.]+, 0.0 %\)')
+
     def test_rules(self):
         code, out, err = self.nova('lb-rule-add', 'host', 'compute[0-9]+', 'deny')
         self.assertEqual(0, code, err)

@@ -151,6 +151,14 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         self.assertNotEqual(0, code)
         self.assertIn("option 'port' must be of type integer", err)
 
+    def test_host_show_has_allocation_capacity_and_ratio_per_resource_class(self):
+        code, out, err = self.openstack('drs', 'host', 'show', 'host1', '-f', 'json')
+        self.assertEqual(0, code, err)
+        lines = json.loads(out)['allocation'].splitlines()
+        self.assertEqual(['VCPU', 'MEMORY_MB', 'DISK_GB'],
+                         [line.split(':')[0] for line in lines])
+        self.assertRegex(lines[0], r'^VCPU: 0 of \d+ \(ratio [\d.]+, 0.0 %\)$')
+
     def test_rules(self):
         code, out, err = self.openstack('drs', 'rule', 'create', '--type', 'aggregate',
                                         '--deny', 'gpu-.*', '-f', 'json')

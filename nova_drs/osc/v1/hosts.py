@@ -34,8 +34,9 @@ LONG_COLUMNS = COLUMNS + (
 def show(data):
     """(columns, values) of a dict, as cliff's ShowOne expects."""
     keys = sorted(data)
-    return tuple(keys), tuple(pinned_text(data[key]) if key == 'pinned_servers'
-                              else data[key] for key in keys)
+    shown = {'pinned_servers': pinned_text, 'allocation': allocation_text}
+    return tuple(keys), tuple(shown[key](data[key]) if key in shown else data[key]
+                              for key in keys)
 
 
 def table(columns, items):
@@ -47,6 +48,15 @@ def table(columns, items):
 def pinned_text(servers):
     """``uuid (level)`` lines of the servers opted out of DRS (drs:automation)."""
     return '\n'.join('%(id)s (%(level)s)' % server for server in servers or ())
+
+
+def allocation_text(rows):
+    """``VCPU: 3 of 8 (ratio 4.0, 37.5 %)`` lines: placement's allocated of capacity."""
+    if rows is None:
+        return 'unknown (placement did not answer)'
+    return '\n'.join('%s: %g of %g (ratio %g, %s %%)' % (
+        row['resource_class'], row['allocated'], row['capacity'], row['allocation_ratio'],
+        row['used_percent']) for row in rows)
 
 
 class LongLister(command.Lister):
@@ -221,8 +231,36 @@ class SetHost(_OneHost):
 
 
 class WakeTestHost(_OneHost):
-    """Ask the DRS daemon to test suspending and waking a host."""
+    """Ask the DRS daemon to test suspending and waking a host.
+
+    The request's outcome is read back with ``--wait`` or, later, with
+    ``openstack drs request show <id>``.
+    """
+
+    def get_parser(self, prog_name):
+        return add_wait_arguments(super().get_parser(prog_name),
+                                  'the test is done or failed', 1800)
 
     def take_action(self, parsed_args):
-        return show(self.app.client_manager.drs.action('wake_test',
-                                                       host=parsed_args.host)['request'])
+        client = self.app.client_manager.drs
+        request = client.action('wake_test', host=parsed_args.host)['request']
+        if parsed_args.wait:
+            request = client.wait_request(request['id'], parsed_args.timeout,
+                                          parsed_args.poll_interval,
+                                          lambda line: sys.stderr.write(line + '\n'))
+            if request['status'] == 'failed':
+                raise exceptions.CommandError('wake test of %s failed: %s'
+                                              % (parsed_args.host, request['result']))
+        return show(request)
+
+
+class ShowRequest(command.ShowOne):
+    """Show a request of any kind (wake test, scale) with its status and outcome."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('request', metavar='<request-id>', help='Request id')
+        return parser
+
+    def take_action(self, parsed_args):
+        return show(self.app.client_manager.drs.get_request(parsed_args.request))
