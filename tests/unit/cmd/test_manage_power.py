@@ -16,6 +16,8 @@ the daemon refuses to start without the key they are sealed for."""
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -180,8 +182,9 @@ def test_keygen_writes_a_private_key_only_its_owner_reads(tmp_path, capsys):
 
 
 def test_nova_loadbalancer_exits_1_in_one_line_without_the_key(cloud, capsys):
-    """The daemon command itself, as an operator starts it, before any cycle."""
-    from nova_drs.cmd import loadbalancer
+    """The daemon command itself, as an operator starts it, before any cycle
+    (its own process: loading [drs_auth]'s password plugin registers
+    options on the global configuration that other tests must not see)."""
     database, url, keys, tmp_path = cloud
     key_a, private_a, public_a = keys['a']
     manage.main(['--config-file', _conf(tmp_path, url, public=public_a), 'power', 'seal'])
@@ -190,8 +193,12 @@ def test_nova_loadbalancer_exits_1_in_one_line_without_the_key(cloud, capsys):
     with open(conf, 'a') as extra:
         extra.write('[drs_auth]\nauth_type = password\nauth_url = http://127.0.0.1:9/identity\n'
                     'username = drs\npassword = secret\nproject_name = service\n')
-    assert loadbalancer.main(['--config-file', conf, '--dry-run']) == 1
-    err = capsys.readouterr().err
+    result = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), 'nova-loadbalancer'),
+         '--config-file', conf, '--dry-run'],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 1
+    err = result.stderr
     assert 'Traceback' not in err
     assert err.splitlines() == [
         'nova-loadbalancer: power secrets of 3 host(s) (first: cmp1) are sealed for key(s) '
