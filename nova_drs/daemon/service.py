@@ -23,6 +23,7 @@ import itertools
 import logging
 
 from oslo_utils import timeutils
+from oslo_utils import uuidutils
 
 from nova_drs import cluster_policy
 from nova_drs.daemon import cloud_view
@@ -34,6 +35,7 @@ from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.daemon import orchestrator as orchestrator_mod
 from nova_drs.daemon import oscillation
+from nova_drs.daemon import plan_recovery
 from nova_drs.daemon import planning
 from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
@@ -80,6 +82,9 @@ class LoadBalancer:
         self.observer = self._observer()
         self.power_meter = measure.PowerMeter(conf, database, power_drivers)
         self.history_purge = history_purge.DaemonPurge(conf, database)
+        # This process, in the term claims record: a daemon restarted with the
+        # same member id and term is a new term too.
+        self.incarnation = uuidutils.generate_uuid()
 
     def _observer(self):
         """The observer keeps the cloud's inventory between cycles (per nova client)."""
@@ -93,6 +98,12 @@ class LoadBalancer:
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()
+
+    def _term(self):
+        """The leadership term this daemon claims plan actions in (db.plans.claim)."""
+        if self.coordinator is None:
+            return self.incarnation
+        return '%s/%s' % (self.coordinator.fence_token(), self.incarnation)
 
     def _rules(self):
         return cloud_view.Rules([{'id': r['id'], 'type': r['type'], 'value': r['value'],
@@ -312,12 +323,14 @@ class LoadBalancer:
             plans.save(self.db, plans.MANUAL, of_cluster, 'pending', cluster=cluster)
         if manual:
             record.pending(manual)
+        term = self._term()
+        plan_recovery.reconcile(self.nova, self.db, term)
         for plan_id, status, pending in plans.runnable(self.db):
             if status == 'approved' and not plans.set_status(self.db, plan_id, 'executing',
                                                              'approved'):
                 continue
             result = self.orchestrator.execute(pending, view, budget,
-                                               plans.Progress(self.db, plan_id))
+                                               plans.Progress(self.db, plan_id, term))
             self._count(summary, result)
             record.approved(plan_id, pending, result)
             record.refused(result['skipped'])

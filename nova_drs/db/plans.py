@@ -17,13 +17,14 @@ every status change of a plan is the one compare-and-swap ``_swap``.
 A plan runs ``approved -> executing -> done``; each of its actions has a row
 of its own, ``pending -> started -> done | failed`` (or ``skipped``), each
 step a compare-and-swap. An action is claimed (``started``) before nova is
-asked, so whichever daemon leads next resumes an ``executing`` plan with the
-actions still pending and never sends one twice; a crash between the claim
-and nova's answer leaves that one action ``started`` and unsent (at most
-once: the next cycles re-plan from fresh data if it is still needed).
+asked, recording the claiming leader's term, so whichever daemon leads next
+resumes an ``executing`` plan with the actions still pending; an action a
+previous term left ``started`` (it died between its claim and nova's answer)
+is one of ``orphans``, which the next leader settles from nova's records
+(``nova_drs.daemon.plan_recovery``): exactly once across daemons.
 
-The daemon stores and reads the decision core's typed actions (``Action``);
-their JSON form, which the API shows, is written and parsed here only.
+The daemon stores and reads the decision core's typed actions (``Action``,
+``nova_drs.db.plan_entries``).
 """
 
 import collections
@@ -167,9 +168,33 @@ def _actions(plan_id, entries, positions):
     return actions, bad
 
 
-def claim(database, plan_id, position):
-    """pending -> started: True when this caller may send the action (once, ever)."""
-    return bool(record(database, plan_id, [(position, None)], STARTED, expected=PENDING))
+def claim(database, plan_id, position, token=None):
+    """pending -> started, the row's detail naming ``token`` (the claiming leader's
+    term): True when this caller may send the action."""
+    return bool(record(database, plan_id, [(position, token)], STARTED, expected=PENDING))
+
+
+def orphans(database, token):
+    """[(plan_id, Action, claimed_at)]: actions of executing plans left ``started``
+    by a leadership term other than ``token`` (a daemon that died or lost the
+    lead between its claim and nova's answer). One query, plus one parse per plan."""
+    table = models.LbPlanAction.__table__
+    with database.reader() as session:
+        rows = session.execute(
+            sa.select(table.c.plan_id, table.c.position, table.c.updated_at,
+                      models.LbPlan.actions)
+            .join(models.LbPlan, models.LbPlan.id == table.c.plan_id)
+            .where(models.LbPlan.status == 'executing', table.c.status == STARTED,
+                   sa.or_(table.c.detail.is_(None), table.c.detail != token))).all()
+    by_plan = collections.defaultdict(dict)
+    for plan_id, position, claimed_at, _entries in rows:
+        by_plan[plan_id][position] = claimed_at
+    entries = {row.plan_id: row.actions for row in rows}
+    found = []
+    for plan_id, claimed in by_plan.items():
+        actions, _bad = _actions(plan_id, _loads(entries[plan_id]), set(claimed))
+        found.extend((plan_id, action, claimed[action.position]) for action in actions)
+    return found
 
 
 def record(database, plan_id, outcomes, status, expected=STARTED):
@@ -195,13 +220,14 @@ class Progress:
     claims and outcomes of actions sent are written at once, skips in one
     statement at the end of the run (``flush``)."""
 
-    def __init__(self, database, plan_id):
+    def __init__(self, database, plan_id, token=None):
         self.database = database
         self.plan_id = plan_id
+        self.token = token  # the leadership term claims are recorded with
         self._skips = []
 
     def claim(self, action):
-        return claim(self.database, self.plan_id, action.position)
+        return claim(self.database, self.plan_id, action.position, self.token)
 
     def finished(self, action, status, detail=None):
         """started -> ``status`` (done, failed, or skipped after the claim)."""
@@ -217,9 +243,11 @@ class Progress:
 
 
 def finish_if_complete(database, plan_id):
-    """executing -> done once none of the plan's actions is pending; True if it moved."""
+    """executing -> done once none of the plan's actions is pending or started (a
+    started one is settled by ``orphans``' reconciliation); True if it moved."""
     table = models.LbPlanAction.__table__
-    still_pending = sa.exists().where(table.c.plan_id == plan_id, table.c.status == PENDING)
+    still_pending = sa.exists().where(table.c.plan_id == plan_id,
+                                      table.c.status.in_((PENDING, STARTED)))
     with database.writer() as session:
         result = session.execute(sa.update(models.LbPlan)
                                  .where(models.LbPlan.id == plan_id,

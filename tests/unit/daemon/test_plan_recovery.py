@@ -1,0 +1,135 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A plan action a previous leadership term left started is settled from nova's records."""
+
+import datetime
+
+import pytest
+import sqlalchemy as sa
+
+from nova_drs.daemon import nova_api
+from nova_drs.daemon import plan_recovery
+from nova_drs.db import api
+from nova_drs.db import hosts
+from nova_drs.db import migration
+from nova_drs.db import models
+from nova_drs.db import plans
+from nova_drs.loadbalancer import model
+
+OLD, NEW = 'member-a#1/p1', 'member-b#2/p2'
+
+
+@pytest.fixture
+def database(tmp_path):
+    db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+    migration.sync(db)
+    yield db
+    db.dispose()
+
+
+class FakeNova:
+    def __init__(self, server=None, migrations=(), unavailable=False):
+        self._server, self._migrations, self.unavailable = server, list(migrations), unavailable
+
+    def server(self, server_id):
+        if self.unavailable:
+            raise nova_api.NovaUnavailable('GET /servers: timed out')
+        if self._server is None:
+            raise nova_api.NovaRequestFailed('GET /servers: HTTP 404', 404)
+        return self._server
+
+    def migrations(self, **filters):
+        assert filters == {'instance_uuid': 'vm1'}
+        return self._migrations
+
+
+def _claimed(database, action, token=OLD):
+    """An executing plan whose one action ``token``'s term claimed; (plan id, claim time)."""
+    plan_id = plans.save(database, plans.MANUAL, [plans.Action(action)], 'approved')
+    assert plans.set_status(database, plan_id, 'executing', 'approved')
+    assert plans.claim(database, plan_id, 0, token)
+    table = models.LbPlanAction.__table__
+    with database.reader() as session:
+        claimed_at = session.scalar(sa.select(table.c.updated_at))
+    return plan_id, claimed_at
+
+
+def _status(database, plan_id):
+    return plans.get(database, plan_id)['actions'][0]['status']
+
+
+def _server(host, task=None):
+    return {'OS-EXT-SRV-ATTR:host': host, 'OS-EXT-STS:task_state': task}
+
+
+MOVE = model.Migrate('vm1', 'src', 'dst', 'overload')
+
+
+def _record(claimed_at, seconds, id_=7, status='completed'):
+    created = claimed_at + datetime.timedelta(seconds=seconds)
+    return {'id': id_, 'status': status, 'created_at': created.isoformat()}
+
+
+def test_never_asked_goes_back_to_pending_and_runs_again(database):
+    plan_id, claimed_at = _claimed(database, MOVE)
+    nova = FakeNova(_server('src'), [_record(claimed_at, -3600, id_=3)])  # an older move
+    assert plan_recovery.reconcile(nova, database, NEW) == {plans.PENDING: 1}
+    assert _status(database, plan_id) == plans.PENDING
+    assert [a.position for _, _, actions in plans.runnable(database) for a in actions] == [0]
+
+
+def test_on_its_destination_or_a_record_after_the_claim_is_done(database):
+    plan_id, _ = _claimed(database, MOVE)
+    assert plan_recovery.reconcile(FakeNova(_server('dst')), database, NEW) == {
+        plans.DONE: 1}
+    assert _status(database, plan_id) == plans.DONE
+    plan_id, claimed_at = _claimed(database, MOVE)
+    nova = FakeNova(_server('src'), [_record(claimed_at, 5, status='error')])
+    assert plan_recovery.reconcile(nova, database, NEW) == {plans.DONE: 1}
+    assert 'nova migration 7 (error)' in plans.get(database, plan_id)['actions'][0]['detail']
+
+
+def test_busy_or_unreachable_is_left_for_a_later_cycle(database):
+    plan_id, _ = _claimed(database, MOVE)
+    assert plan_recovery.reconcile(FakeNova(_server('src', 'migrating')), database, NEW) == {}
+    assert plan_recovery.reconcile(FakeNova(unavailable=True), database, NEW) == {}
+    assert _status(database, plan_id) == plans.STARTED
+    assert not plans.finish_if_complete(database, plan_id)  # started is not finished
+
+
+def test_gone_or_elsewhere_is_skipped(database):
+    plan_id, _ = _claimed(database, MOVE)
+    assert plan_recovery.reconcile(FakeNova(None), database, NEW) == {plans.SKIPPED: 1}
+    plan_id, _ = _claimed(database, MOVE)
+    assert plan_recovery.reconcile(FakeNova(_server('third')), database, NEW) == {
+        plans.SKIPPED: 1}
+    assert 'now on third' in plans.get(database, plan_id)['actions'][0]['detail']
+
+
+def test_the_current_terms_own_claims_are_left_alone(database):
+    plan_id, _ = _claimed(database, MOVE, token=NEW)
+    assert plans.orphans(database, NEW) == []
+    assert plan_recovery.reconcile(FakeNova(_server('src')), database, NEW) == {}
+    assert _status(database, plan_id) == plans.STARTED
+
+
+def test_power_actions_follow_the_host_state(database):
+    hosts.ensure(database, 'h1')
+    hosts.ensure(database, 'h2')
+    hosts.transition(database, 'h2', hosts.ACTIVE, hosts.SUSPENDING, 'test')
+    never, _ = _claimed(database, model.Suspend('h1', 'power_saving'))
+    started, _ = _claimed(database, model.Suspend('h2', 'power_saving'))
+    assert plan_recovery.reconcile(FakeNova(), database, NEW) == {
+        plans.PENDING: 1, plans.DONE: 1}
+    assert (_status(database, never), _status(database, started)) == (
+        plans.PENDING, plans.DONE)
