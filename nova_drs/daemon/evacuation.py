@@ -136,6 +136,12 @@ class EvacuationSteps:
                 uuid, status, ' (%s)' % task if task else ''))
         if phase == 'maintenance' and self._backing_off(record, uuid):
             return False
+        if phase == 'maintenance' and self.budget.nowhere_to_go():
+            # Asking nova would only fail: make room first.
+            room = self._make_room(record)
+            self._check(record, state_reason='cannot enter maintenance yet: no other host '
+                        'can receive servers%s' % ('; %s' % room if room else ''))
+            return True
         if not self.budget.admit_evacuation(host):
             LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
             return True

@@ -104,6 +104,11 @@ class Budget:
             self.busy['destination'][destination] += 1
         self.busy['cluster'][self.cluster_of(source)] += 1
 
+    def nowhere_to_go(self):
+        """True when no host can receive a server at all (every other host of
+        the cloud suspended, disabled or down): moving would only fail."""
+        return self.room is not None and not self.receivers
+
     def admit_evacuation(self, source):
         """The host lifecycle asks before each server it moves off ``source``."""
         if self.migration_refused(source):

@@ -16,6 +16,7 @@ is over once nova-compute is enabled again (what ``--wait`` waits for)."""
 
 import datetime
 import time
+import types
 
 import fixtures
 
@@ -45,15 +46,21 @@ class TestMaintenanceFinishes(test_lifecycle.LifecycleTestBase):
             drs_hosts.transition(self.drs_db, host, 'active', 'suspending', 'test')
             self.run_cycles(host, 'suspended')
 
-    def cycle(self, wakes_per_cycle=1):
-        """One lifecycle step of every host in a transition, in one cycle's budget."""
+    def cycle(self, wakes_per_cycle=1, receivers_known=True):
+        """One lifecycle step of every host in a transition, in one cycle's budget
+        built as the daemon builds it (orchestrator.receivers_of the cycle's view);
+        without ``receivers_known`` nova alone says where servers can go."""
+        services = {s['host']: s for s in self.admin_api.get_services(binary='nova-compute')}
+        records = {r['host']: r for r in drs_hosts.list_all(self.drs_db)}
+        receivers = orchestrator.receivers_of(types.SimpleNamespace(
+            services=services, records=records)) if receivers_known else None
         budget = orchestrator.Budget(
             dict(LIMITS, wakes_per_cycle=wakes_per_cycle),
-            lambda host: cluster_policy.DEFAULT_CLUSTER, ())
+            lambda host: cluster_policy.DEFAULT_CLUSTER, (), receivers)
         step = lifecycle.HostLifecycle(self.nova, self.drs_db, self.power, suspend_timeout=300,
                                        wake_timeout=300, migration_timeout=300)
         step.budget = budget
-        for record in drs_hosts.list_all(self.drs_db):
+        for record in sorted(records.values(), key=lambda r: r['host']):
             if record['suspend_state'] in lifecycle.ADVANCING:
                 step.advance(record)
         self.wait_for_quiet()
@@ -68,19 +75,19 @@ class TestMaintenanceFinishes(test_lifecycle.LifecycleTestBase):
 
     def test_the_last_active_host_enters_maintenance_by_waking_one(self):
         test_maintenance.enter(self, 'host1')
-        self.cycle()       # nova: no valid host (host2 and host3 are suspended)
-        self.cycle()       # the failure seen: one host woken, not two
+        self.cycle()       # no other host can receive: one host woken, not two
         states = (self.state('host2'), self.state('host3'))
         self.assertEqual(['waking', 'suspended'], sorted(states, reverse=True))
         woken = 'host2' if states[0] == 'waking' else 'host3'
         shown = self.admin_api.api_get('/loadbalancer/host1').body['host']
         self.assertEqual('entering_maintenance', shown['suspend_state'])
         self.assertIn('woke %s to make room' % woken, shown['state_reason'])
-        self.assertIn('next try in', shown['state_reason'])
         self.assertEqual('disabled', shown['compute_service'])
 
-        self.cycle()       # the wake command leaves
+        self.cycle()       # the wake command leaves; host1 waits for it
         self.assertIn(('wake', woken), self.power.calls)
+        self.assertIn('waiting for %s to wake to make room' % woken,
+                      drs_hosts.get(self.drs_db, 'host1')['state_reason'])
         self.power.come_back(woken)
         for _ in range(20):
             self.cycle()
@@ -97,7 +104,9 @@ class TestMaintenanceFinishes(test_lifecycle.LifecycleTestBase):
         test_maintenance.enter(self, 'host1')
         started = time.monotonic()
         for _ in range(12):
-            self.cycle(wakes_per_cycle=0)       # nothing may be woken: every move fails
+            # nova alone says where servers go (nowhere), and nothing may be
+            # woken: every move fails.
+            self.cycle(wakes_per_cycle=0, receivers_known=False)
         elapsed = time.monotonic() - started
         self.assertEqual('entering_maintenance', self.state('host1'))
         self.assertEqual('host1', self.server_host(self.server['id']))

@@ -74,3 +74,15 @@ def test_retry_delay_doubles_up_to_its_bound():
     delays = [evacuation.retry_delay(n).total_seconds() for n in (1, 2, 3, 7, 8, 100)]
     assert delays == [30, 60, 120, 1800, 1800, 1800]
     assert evacuation.LAST_RETRY == datetime.timedelta(minutes=30)
+
+
+def test_nowhere_to_go_only_when_no_host_can_receive():
+    alone = orchestrator.budget_for(_raw({'src': 'disabled', 'a': 'disabled'}), LIMITS, {})
+    assert alone.nowhere_to_go()
+    full = orchestrator.budget_for(_raw({'src': 'disabled', 'a': 'enabled'}), LIMITS, {})
+    full.take_migration('x', 'a')
+    full.take_migration('x', 'a')
+    # a is busy, not missing: the evacuation waits for a slot, nothing is woken.
+    assert not full.nowhere_to_go()
+    assert not full.admit_evacuation('src')
+    assert not orchestrator.Budget(LIMITS, lambda host: 'c', ()).nowhere_to_go()
