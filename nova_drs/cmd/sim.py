@@ -24,7 +24,6 @@ from nova_drs.sim import engine
 from nova_drs.sim import report
 from nova_drs.sim import sweep
 from nova_drs.sim import traces
-from nova_drs.sim.twin import loop as twin_loop
 
 PROG = 'nova-drs-sim'
 
@@ -88,7 +87,11 @@ def run(args):
         return stats_replay_cli.run(args, print_results)
     names, data = traces.load_directory(args.traces, args.samples)
     policies = args.policies or ['drs']
+    twin_loop = None
     if args.closed_loop:
+        # The twin runs the daemon, whose libraries import eventlet; the
+        # core-only simulator stays free of it (import only when asked).
+        from nova_drs.sim.twin import loop as twin_loop
         names, data = twin_loop.subset(names, data, args.hosts)
     results = []
     for name in policies:
@@ -101,7 +104,7 @@ def run(args):
             result = simulation.run(progress=show)
             result['params'] = params
             result['interval'] = datacenter.INTERVAL
-            if args.closed_loop:
+            if twin_loop is not None:
                 result['closed_loop'] = twin_loop.ClosedLoop(
                     names, data, hosts=args.hosts, host_model=args.host_model,
                     seed=args.seed, faults_seed=args.faults,
