@@ -27,6 +27,7 @@ from oslo_utils import uuidutils
 
 from nova_drs import cluster_policy
 from nova_drs.daemon import cloud_view
+from nova_drs.daemon import coordination
 from nova_drs.daemon import explain
 from nova_drs.daemon import history_purge
 from nova_drs.daemon import lifecycle as lifecycle_mod
@@ -100,10 +101,14 @@ class LoadBalancer:
         return self.coordinator is None or self.coordinator.still_leader()
 
     def _term(self):
-        """The leadership term this daemon claims plan actions in (db.plans.claim)."""
+        """The leadership term this daemon claims plan actions in (db.plans.claim);
+        None once it lost the lead (it then claims nothing: ``_leading``)."""
         if self.coordinator is None:
             return self.incarnation
-        return '%s/%s' % (self.coordinator.fence_token(), self.incarnation)
+        try:
+            return '%s/%s' % (self.coordinator.fence_token(), self.incarnation)
+        except coordination.NotLeader:
+            return None
 
     def _rules(self):
         return cloud_view.Rules([{'id': r['id'], 'type': r['type'], 'value': r['value'],
@@ -324,7 +329,8 @@ class LoadBalancer:
         if manual:
             record.pending(manual)
         term = self._term()
-        plan_recovery.reconcile(self.nova, self.db, term)
+        if term is not None:  # only a leader settles what a previous term left
+            plan_recovery.reconcile(self.nova, self.db, term)
         for plan_id, status, pending in plans.runnable(self.db):
             if status == 'approved' and not plans.set_status(self.db, plan_id, 'executing',
                                                              'approved'):
