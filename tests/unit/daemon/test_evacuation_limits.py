@@ -86,3 +86,10 @@ def test_nowhere_to_go_only_when_no_host_can_receive():
     assert not full.nowhere_to_go()
     assert not full.admit_evacuation('src')
     assert not orchestrator.Budget(LIMITS, lambda host: 'c', ()).nowhere_to_go()
+
+
+def test_evacuation_moves_have_their_own_metric_reason():
+    from nova_drs.observability import metrics
+    # The reason evacuation._move_one records: 'evacuating host for <phase>'.
+    assert [metrics.REASONS.get('evacuating host for %s' % phase, 'other')
+            for phase in ('suspend', 'maintenance')] == ['evacuate', 'maintenance']
