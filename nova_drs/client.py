@@ -310,7 +310,7 @@ class DrsClient:
         return wait(lambda: self.get_request(request_id), lambda r: r['status'],
                     ('done', 'failed'),
                     lambda r: 'request %s: %s %s' % (request_id, r['status'], (
-                        r.get('progress') or {}).get('message') or ''),
+                        r.get('progress') or {}).get('message') or r.get('result') or ''),
                     'request %s' % request_id, timeout, interval, report, self.error)
 
 

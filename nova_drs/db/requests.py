@@ -116,6 +116,16 @@ def add_scale(database, server_id, requested_by, progress):
         return scale_as_dict(row), created
 
 
+def get(database, request_id):
+    """Any request by id: a scale's view with its progress, another kind's
+    (a wake test) with the result the daemon wrote; None when unknown."""
+    with database.reader() as session:
+        row = session.get(models.LbRequest, request_id)
+        if row is None:
+            return None
+        return scale_as_dict(row) if row.action == SCALE_SERVER else as_dict(row)
+
+
 def get_scale(database, request_id):
     with database.reader() as session:
         row = session.get(models.LbRequest, request_id)

@@ -103,10 +103,3 @@ def scale_server(context, database, conf, server_id, flavor_ref, requested_by):
         raise Refused('server %s is already being scaled (request %d, %s)'
                               % (instance.uuid, request['id'], request['status']))
     return request
-
-
-def show(database, request_id):
-    request = db_requests.get_scale(database, request_id)
-    if request is None:
-        raise NotFound('scale request %s not found' % request_id)
-    return request
