@@ -12,11 +12,13 @@
 
 """``/loadbalancer/policies``: the installed algorithms (oVirt's "policy units").
 
-Each extension of the loadbalancer namespaces is described by the first line
-of its class docstring and its optional ``PARAMETERS`` dict. An extension
+Each extension of the loadbalancer namespaces is described by the first
+paragraph of its class docstring (whole, not its first line: summaries wrap)
+and its optional ``PARAMETERS`` dict. An extension
 that fails to import is logged and listed with its error, never a 500.
 """
 
+import dataclasses
 import importlib.metadata
 import inspect
 import json
@@ -33,6 +35,16 @@ def _json_safe(value):
     return json.loads(json.dumps(value, default=str))
 
 
+def summary(plugin):
+    """The first paragraph of ``plugin``'s docstring on one line; None without
+    one (a dataclass's generated ``Name(field: type, ...)`` is no description)."""
+    doc = inspect.getdoc(plugin) or ''
+    if dataclasses.is_dataclass(plugin) and doc.startswith(plugin.__name__ + '('):
+        return None
+    paragraph = doc.split('\n\n', 1)[0]
+    return ' '.join(paragraph.split()) or None
+
+
 def describe(kind, entry_point):
     entry = {'kind': kind, 'name': entry_point.name, 'description': None,
              'parameters': {}, 'error': None}
@@ -43,8 +55,7 @@ def describe(kind, entry_point):
                     kind, entry_point.name, entry_point.value, exc)
         entry['error'] = 'cannot be loaded: %s' % type(exc).__name__
         return entry
-    doc = inspect.getdoc(plugin) or ''
-    entry['description'] = doc.splitlines()[0] if doc else None
+    entry['description'] = summary(plugin)
     parameters = getattr(plugin, 'PARAMETERS', None)
     if isinstance(parameters, dict):
         entry['parameters'] = _json_safe(parameters)

@@ -56,9 +56,15 @@ def upper_quantile(history, window, quantile):
 
 @schema.algorithm
 class DrsPolicy:
+    """vSphere-DRS-like balancing and consolidation: servers sized by an upper
+    quantile of their recent CPU, hot hosts relieved, cold hosts emptied and
+    suspended, moves kept off recently moved servers.
+    """
+
     PARAMETERS = schema.params(
         window=schema.integer(12, 'newest CPU samples each server is sized from', 'samples'),
-        quantile=schema.fraction(0.8, 'upper quantile of that window a server is sized by'),
+        quantile=schema.number(0.8, 'upper quantile of that window a server is sized by',
+                               'quantile (0..1)', maximum=1.0),
         overload_now=schema.fraction(1.0, 'a host is relieved above this current CPU',
                                      maximum=None),
         overload_predicted=schema.fraction(1.1, 'or above this predicted CPU', maximum=None),

@@ -44,6 +44,11 @@ DEFAULT_TOLERANCE = 0.1
 
 @schema.algorithm
 class EvenDistributionPolicy:
+    """oVirt-like even distribution: a host above ``high`` CPU (or RAM) for
+    ``window`` samples sheds servers to the least loaded hosts; nothing is
+    suspended.
+    """
+
     PARAMETERS = schema.params(
         high=schema.fraction(DEFAULT_HIGH, 'a host above this CPU (for window samples) or RAM '
                                            'sheds servers'),

@@ -20,8 +20,10 @@ UNDERLOAD = model.Reason.UNDERLOAD.value
 
 
 class ConsolidationPolicy:
-    """Beloglazov & Buyya's cycle, as CloudSim's
-    PowerVmAllocationPolicyMigrationAbstract.optimizeAllocation:
+    """Beloglazov & Buyya's cycle, as CloudSim's: relieve overloaded hosts,
+    empty and suspend underloaded ones, wake a host when the cluster runs hot.
+
+    The steps of PowerVmAllocationPolicyMigrationAbstract.optimizeAllocation:
 
     1. relieve overloaded hosts: pick instances until the detector is
        satisfied, place them (biggest demand first) avoiding overloaded hosts;

@@ -197,6 +197,14 @@ class TestPolicies(test_api_hosts.LoadBalancerApiTestCase):
             self.assertEqual('object', item['parameters']['type'], item['name'])
         drs = next(i for i in body['policies'] if i['name'] == 'drs')
         self.assertEqual(12, drs['parameters']['properties']['window']['default'])
+        # Whole sentences, never a dataclass's generated signature.
+        for item in body['policies']:
+            self.assertRegex(item['description'], r'\.$', item['name'])
+            self.assertNotIn('(window: int', item['description'])
+        self.assertIn('cold hosts emptied and suspended', next(i for i in body['policies']
+                                            if i['name'] == 'drs')['description'])
+        self.assertIn('residuals get zero weight (bisquare) and the line is refitted.',
+                      next(i for i in body['policies'] if i['name'] == 'lrr')['description'])
 
 
 class TestOperatorPolicyOverride(test_api_hosts.LoadBalancerApiTestCase):

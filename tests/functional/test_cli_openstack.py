@@ -70,6 +70,8 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         self.assertIn('cooldown=3600.0 seconds', rows[('policy', 'drs')])
         self.assertIn('threshold=0.8 fraction of capacity', rows[('overload', 'thr')])
         self.assertEqual('', rows[('vm_selection', 'mmt')])
+        self.assertIn('quantile=0.8 quantile (0..1),', rows[('policy', 'drs')])
+        self.assertTrue(rows[('policy', 'even_distribution')].endswith('max_migrations=none'))
         code, out, err = self.openstack('drs', 'policy', 'list', '--long', '-f', 'json')
         schema = json.loads({(r['Kind'], r['Name']): r['Parameters']
                              for r in json.loads(out)}[('policy', 'drs')])

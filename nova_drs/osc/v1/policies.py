@@ -18,10 +18,13 @@ from nova_drs.osc.v1 import hosts
 
 
 def parameters_text(schema):
-    """``name=default unit`` per parameter, from the algorithm's JSON schema."""
+    """``name=default unit`` per parameter, from the algorithm's JSON schema
+    (``name=none`` for a parameter unset by default: no unit to a nothing)."""
     properties = (schema or {}).get('properties', {})
-    return ', '.join('%s=%s %s' % (name, json.dumps(spec.get('default')), spec.get('unit', ''))
-                     for name, spec in properties.items()).replace(' ,', ',').strip()
+    return ', '.join(
+        '%s=none' % name if spec.get('default') is None
+        else ('%s=%s %s' % (name, json.dumps(spec['default']), spec.get('unit', ''))).strip()
+        for name, spec in properties.items())
 
 
 class ListPolicy(hosts.LongLister):
