@@ -174,43 +174,50 @@ def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,
             continue
         for node in nodes:
             body = known.get(node['uuid']) or _inventories(placement, node['uuid'])
-            inventories = body['inventories']
-            for resource_class, key in RESOURCES:
-                target = ratios.aggregate_ratio(host_aggs, key, None)
-                last = previous.get((host, resource_class))
-                restoring = target is None and last is not None
-                if restoring:
-                    target = node.get(key) or default_ratio(conf, key)
-                if target is None or resource_class not in inventories:
-                    continue
-                current = inventories[resource_class]['allocation_ratio']
-                if not restoring and last is not None and last == target \
-                        and current != target:
-                    result.warnings.append(
-                        'host %s: placement %s allocation_ratio was set to %s by the last '
-                        'sync but is now %s (nova-compute reports %s=%s): nova-compute on '
-                        '%s overwrites it because %s is set in its nova.conf; unset it '
-                        'there so the aggregate ratio persists'
-                        % (host, resource_class, target, current, key, node.get(key),
-                           host, key))
-                if current != target:
-                    result.changes.append(Change(names, host, node['nodename'],
-                                                 resource_class, current, target))
-                    exceeded = _exceeded(placement, host, node['uuid'], resource_class,
-                                         inventories[resource_class], target)
-                    if exceeded:
-                        result.exceeded.append(exceeded)
-                    if not dry_run:
-                        _set_ratio(placement, node['uuid'], resource_class, target, body)
-                        body = None     # its generation moved: re-read for the next class
-                if dry_run:
-                    continue
-                if restoring:
-                    # Back under nova-compute's control: no longer ours to watch.
-                    db_overcommit.forget_synced(database, host, resource_class)
-                elif last != target:
-                    db_overcommit.remember_synced(database, host, resource_class, target)
+            _sync_node(placement, database, result, host, names, host_aggs, node, body,
+                       {rc: previous.get((host, rc)) for rc, _key in RESOURCES},
+                       dry_run, conf)
     return result
+
+
+def _sync_node(placement, database, result, host, names, host_aggs, node, body,
+               last_synced, dry_run, conf):
+    """``sync`` of one compute node (inventories ``body``) of ``host``, member of
+    ``host_aggs``; ``last_synced``: {resource class: ratio the last sync wrote}."""
+    inventories = body['inventories']
+    for resource_class, key in RESOURCES:
+        target = ratios.aggregate_ratio(host_aggs, key, None)
+        last = last_synced[resource_class]
+        restoring = target is None and last is not None
+        if restoring:
+            target = node.get(key) or default_ratio(conf, key)
+        if target is None or resource_class not in inventories:
+            continue
+        current = inventories[resource_class]['allocation_ratio']
+        if not restoring and last is not None and last == target and current != target:
+            result.warnings.append(
+                'host %s: placement %s allocation_ratio was set to %s by the last '
+                'sync but is now %s (nova-compute reports %s=%s): nova-compute on '
+                '%s overwrites it because %s is set in its nova.conf; unset it '
+                'there so the aggregate ratio persists'
+                % (host, resource_class, target, current, key, node.get(key), host, key))
+        if current != target:
+            result.changes.append(Change(names, host, node['nodename'], resource_class,
+                                         current, target))
+            exceeded = _exceeded(placement, host, node['uuid'], resource_class,
+                                 inventories[resource_class], target)
+            if exceeded:
+                result.exceeded.append(exceeded)
+            if not dry_run:
+                _set_ratio(placement, node['uuid'], resource_class, target, body)
+                body = None     # its generation moved: re-read for the next class
+        if dry_run:
+            continue
+        if restoring:
+            # Back under nova-compute's control: no longer ours to watch.
+            db_overcommit.forget_synced(database, host, resource_class)
+        elif last != target:
+            db_overcommit.remember_synced(database, host, resource_class, target)
 
 
 def _exceeded(placement, host, rp_uuid, resource_class, inventory, ratio):
