@@ -90,7 +90,12 @@ daemon_opts = [
                     'next candidate is woken.'),
     cfg.BoolOpt('sync_overcommit', default=True,
                 help='Re-run the per-aggregate allocation ratio sync into '
-                     'placement every cycle (only changes are written).'),
+                     'placement every cycle (only changes are written). A host '
+                     'the sync gave a ratio that no aggregate sets any more gets '
+                     'nova\'s [DEFAULT] cpu/ram_allocation_ratio of this '
+                     'nova.conf back, else initial_cpu/ram_allocation_ratio '
+                     '(4.0 / 1.0 when not set here); a change leaving a host '
+                     'over 100 % raises drs.overcommit.exceeded.'),
     cfg.IntOpt('full_refresh_cycles', default=30, min=1,
                help='Every this many cycles the daemon re-lists every server '
                     'instead of asking nova only for the servers changed since '
