@@ -37,6 +37,7 @@ import logging
 
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts
+from nova_drs.db import lb_migrations
 from nova_drs.db import plans
 
 LOG = logging.getLogger(__name__)
@@ -66,6 +67,11 @@ def reconcile(nova, database, token):
         if outcome is None:
             continue
         status, detail = outcome
+        if status == plans.PENDING and action.kind == 'migrate':
+            # The dead leader's request record, if it got that far: no move
+            # happened, and it must not hold the resent one back (cooldown).
+            lb_migrations.withdraw(database, action.instance, action.source,
+                                   action.destination)
         if plans.record(database, plan_id, [(action.position, detail)], status):
             LOG.warning('plan %s: %s left started by a previous leader: %s (%s)',
                         plan_id, action, status, detail)

@@ -183,3 +183,13 @@ def failures_since(database, instance_uuid, source, since):
             .where(table.c.instance_uuid == instance_uuid, table.c.source == source,
                    table.c.status == 'failed', table.c.created_at >= since)).one()
         return count, last
+
+
+def withdraw(database, instance_uuid, source, destination):
+    """Delete the open requests to move ``instance_uuid`` ``source`` -> ``destination``:
+    a daemon recorded them and died before nova was asked (plan recovery), and
+    they must not count as moves (cooldown, oscillation) of a move resent now."""
+    with database.writer() as session:
+        return session.execute(TABLE.delete().where(
+            TABLE.c.instance_uuid == instance_uuid, TABLE.c.source == source,
+            TABLE.c.destination == destination, TABLE.c.status == REQUESTED)).rowcount

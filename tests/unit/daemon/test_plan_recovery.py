@@ -21,6 +21,7 @@ from nova_drs.daemon import nova_api
 from nova_drs.daemon import plan_recovery
 from nova_drs.db import api
 from nova_drs.db import hosts
+from nova_drs.db import lb_migrations
 from nova_drs.db import migration
 from nova_drs.db import models
 from nova_drs.db import plans
@@ -82,9 +83,13 @@ def _record(claimed_at, seconds, id_=7, status='completed'):
 
 def test_never_asked_goes_back_to_pending_and_runs_again(database):
     plan_id, claimed_at = _claimed(database, MOVE)
+    # The dead leader recorded its request, then died before asking nova.
+    lb_migrations.request(database, 'vm1', 'src', 'dst', 'live', 'overload')
     nova = FakeNova(_server('src'), [_record(claimed_at, -3600, id_=3)])  # an older move
     assert plan_recovery.reconcile(nova, database, NEW) == {plans.PENDING: 1}
     assert _status(database, plan_id) == plans.PENDING
+    # That request is withdrawn: the resent move is not held back by a cooldown.
+    assert lb_migrations.open_requests(database) == []
     assert [a.position for _, _, actions in plans.runnable(database) for a in actions] == [0]
 
 
