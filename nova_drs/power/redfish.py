@@ -15,6 +15,7 @@
 import urllib.parse
 
 import sushy
+import sushy.auth
 
 from nova_drs.power import base
 from nova_drs.power import paths
@@ -95,9 +96,14 @@ class RedfishDriver(base.PowerDriver):
             verify = defaults.redfish_verify
         elif not paths.is_switch(verify):
             verify = paths.checked_path(self.conf, verify, 'verify', target.name)
+        # Basic auth, chosen explicitly: sushy's default tries a Redfish
+        # session first and logs an ERROR from every BMC without a
+        # SessionService before falling back; and one connection serves one
+        # operation here, so a session would only add a POST (and leave a
+        # session behind on the BMC) per call.
         connection = sushy.Sushy(
-            options['url'], username=options.get('username'),
-            password=options.get('password'),
+            options['url'], auth=sushy.auth.BasicAuth(username=options.get('username'),
+                                                      password=options.get('password')),
             verify=parse_verify(verify),
             read_timeout=defaults.timeout, connect_timeout=defaults.timeout,
             server_side_retries=defaults.redfish_retries, server_side_retries_delay=1)

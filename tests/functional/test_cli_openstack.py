@@ -175,7 +175,13 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
                                         '(')
         self.assertEqual(1, code)
         self.assertIn('invalid regular expression', err)
-        self.assertEqual(0, self.openstack('drs', 'rule', 'delete', str(rule['id']))[0])
+        second = json.loads(self.openstack('drs', 'rule', 'create', '--type', 'host',
+                                           '--deny', 'db-.*', '-f', 'json')[1])
+        code, out, err = self.openstack('drs', 'rule', 'delete', str(rule['id']),
+                                        str(second['id']), '4242')
+        self.assertEqual(1, code)
+        self.assertIn('failed to delete rule 4242', err)
+        self.assertIn('1 of 3 rules failed to delete', err)
         self.assertEqual('[]', self.openstack('drs', 'rule', 'list', '-f', 'json')[1].strip())
 
     def test_plans_and_policies(self):

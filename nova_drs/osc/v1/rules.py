@@ -12,9 +12,14 @@
 
 """``openstack drs rule list|create|delete``: allow/deny rules of the loadbalancer."""
 
+import logging
+
+from osc_lib import exceptions
 from osc_lib.command import command
 
 from nova_drs.osc.v1 import hosts
+
+LOG = logging.getLogger(__name__)
 
 COLUMNS = (('ID', 'id'), ('Type', 'type'), ('Value', 'value'), ('Allow', 'allow'))
 
@@ -49,12 +54,23 @@ class CreateRule(command.ShowOne):
 
 
 class DeleteRule(command.Command):
-    """Delete an allow/deny rule."""
+    """Delete allow/deny rules (one or several, as OSC deletes do)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('rule_id', metavar='<rule-id>', help='ID of the rule')
+        parser.add_argument('rule_id', metavar='<rule-id>', nargs='+',
+                            help='ID of a rule to delete (repeat for several)')
         return parser
 
     def take_action(self, parsed_args):
-        self.app.client_manager.drs.delete_rule(parsed_args.rule_id)
+        """Every rule is tried; the ones that failed are named at the end (exit 1)."""
+        failed = 0
+        for rule_id in parsed_args.rule_id:
+            try:
+                self.app.client_manager.drs.delete_rule(rule_id)
+            except Exception as exc:
+                failed += 1
+                LOG.error('failed to delete rule %s: %s', rule_id, exc)
+        if failed:
+            raise exceptions.CommandError('%d of %d rules failed to delete'
+                                          % (failed, len(parsed_args.rule_id)))

@@ -20,6 +20,7 @@ tests/peers.py; each is stopped by PID when its test ends.
 import base64
 import getpass
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -205,6 +206,14 @@ def test_redfish_graceful_shutdown_then_on(conf, redfish):
     driver.wake(target)
     wait_for_status(driver, target, base.ON)
     assert emulator_power_state(redfish) == 'On'
+
+
+def test_a_working_redfish_bmc_logs_no_error(conf, redfish, caplog):
+    """The emulator has no SessionService: no session attempt, so no ERROR."""
+    driver, target = loader.get_driver('redfish', conf), redfish_target(redfish)
+    with caplog.at_level(logging.DEBUG, logger='sushy'):
+        assert driver.status(target) == base.ON
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_redfish_s3_needs_advertised_suspend(conf, redfish):
