@@ -114,15 +114,18 @@ class TestResumeAfterException(PlanTestBase):
 
 
 class TestFailoverMidPlan(PlanTestBase):
-    """Two daemons on real Redis: the leader dies right after nova accepted the
-    second move; the standby finishes the plan; each move happens once."""
+    """Two daemons on real Redis: the leader dies on the second move, after its
+    claim, either before nova is asked or right after nova accepted; the standby
+    settles that move from nova's records and finishes the plan; each move
+    happens once."""
 
     EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
                    ('drs_coordination', 'backend_url'): 'redis://127.0.0.1:6379',
                    ('drs_coordination', 'leader_timeout'): '2',
                    ('drs_coordination', 'heartbeat_interval'): '0.5'}
 
-    def test_every_approved_action_runs_exactly_once_across_two_daemons(self):
+    def _failover(self, after_sending):
+        """(servers, the plan once done) of a leader dying on the second move."""
         from tests import services
         services.require('redis')
         group = 'nova-drs-plan-%s' % self.state_dir.rsplit('-', 1)[-1]
@@ -139,7 +142,7 @@ class TestFailoverMidPlan(PlanTestBase):
         self.addCleanup(standby_coordinator.stop)
         self.assertTrue(leader_coordinator.is_leader())
         leader = self.daemon(FaultyNova(self.nova, servers[1], Crash('SIGKILL'),
-                                          after_sending=True), leader_coordinator)
+                                          after_sending=after_sending), leader_coordinator)
         standby = self.daemon(coordinator=standby_coordinator)
         self.assertEqual({'role': 'standby'}, standby.run_cycle())
 
@@ -150,7 +153,7 @@ class TestFailoverMidPlan(PlanTestBase):
         self.settle()
         self.assertEqual('executing', self.shown(plan_id)['status'])
 
-        for _ in range(40):
+        for _ in range(60):
             summary = standby.run_cycle()
             self.settle()
             if summary != {'role': 'standby'} and self.shown(plan_id)['status'] == 'done':
@@ -162,9 +165,17 @@ class TestFailoverMidPlan(PlanTestBase):
                          self.migrations_of(servers))
         for uuid in servers:
             self.assertNotEqual('host1', self.server_host(uuid))
-        # The one the leader died on stays "started": sent once, never resent.
-        self.assertEqual(['done', 'started', 'done', 'done'],
-                         [a['status'] for a in plan['actions']])
+        self.assertEqual(['done'] * 4, [a['status'] for a in plan['actions']])
+        return servers, plan
+
+    def test_leader_dies_after_nova_accepted_the_move_it_is_not_resent(self):
+        _servers, plan = self._failover(after_sending=True)
+        self.assertIn('after a change of leader', plan['actions'][1]['detail'])
+
+    def test_leader_dies_after_the_claim_before_nova_is_asked_the_standby_sends_it(self):
+        _servers, plan = self._failover(after_sending=False)
+        # Reset to pending, then claimed and sent by the standby: its own outcome.
+        self.assertIsNone(plan['actions'][1]['detail'])
 
 
 class TestPlansVisible(test_daemon_cycle.DaemonTestBase):
