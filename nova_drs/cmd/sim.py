@@ -59,8 +59,16 @@ def build_parser():
                              'uses every (files x hosts / 800)-th VM so the host density '
                              'of CloudSim\'s 800-host centre holds (doc/source/twin.md)')
     parser.add_argument('--faults', type=int, metavar='SEED',
-                        help='with --closed-loop: inject the seeded fault mix (nova 5xx, '
-                             'failed migrations, hosts that do not wake)')
+                        help='with --closed-loop: inject the seeded fault mix (nova 5xx '
+                             'and hangs, failed and stalled migrations, hosts that do not '
+                             'wake, BMCs that do not answer, a compute without a resource '
+                             'provider, a leader takeover, late and skewed statistics)')
+    parser.add_argument('--stats-delay', type=float, metavar='SECONDS',
+                        help='with --closed-loop: statistics reach the store this late '
+                             '(default 0, 60 with --faults)')
+    parser.add_argument('--stats-skew', type=float, metavar='SECONDS',
+                        help='with --closed-loop: each host\'s clock is off by up to this '
+                             'much, either way (default 0, 30 with --faults)')
     parser.add_argument('--json', help='write all metrics and series to this file')
     parser.add_argument('--report', help='directory for index.html, PNG plots and JSON')
     parser.add_argument('--no-progress', action='store_true',
@@ -108,6 +116,7 @@ def run(args):
                 result['closed_loop'] = twin_loop.ClosedLoop(
                     names, data, hosts=args.hosts, host_model=args.host_model,
                     seed=args.seed, faults_seed=args.faults,
+                    stats_delay=args.stats_delay, stats_skew=args.stats_skew,
                     retire_idle=not args.keep_idle_vms,
                     ping_pong_window=args.ping_pong_window).run(progress=show)
             results.append(result)
@@ -183,6 +192,11 @@ def main(argv=None):
     stats_replay_cli.check_usage(parser, args)
     if args.faults is not None and not args.closed_loop:
         parser.error('--faults needs --closed-loop')
+    for flag, value in (('--stats-delay', args.stats_delay), ('--stats-skew', args.stats_skew)):
+        if value is not None and not args.closed_loop:
+            parser.error('%s needs --closed-loop' % flag)
+        if value is not None and not 0 <= value < 3600:
+            parser.error('%s must be at least 0 and under 3600 seconds' % flag)
     if args.closed_loop and (args.from_stats is not None or args.sweep
                              or (args.policies or ['drs']) != ['drs']):
         parser.error('--closed-loop runs the drs policy on traces only '

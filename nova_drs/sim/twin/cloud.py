@@ -29,7 +29,12 @@ by the runner):
 * its duration is the pre-copy model (``precopy_seconds``);
 * a live migration without a host is placed by ``choose_host``, a stand-in
   for nova's scheduler with nova-drs's power-saving weigher;
-* a powered-off host's nova-compute is ``down`` and stops heart-beating.
+* a powered-off host's nova-compute is ``down`` and stops heart-beating;
+* faults (``twin.faults``): a call that hangs costs the caller its session's
+  timeout of virtual time and ends in the read timeout requests raises (which
+  keystoneauth turns into ``ConnectTimeout``); a vanished resource provider is
+  missing from placement's listing and answers 404; a stalled migration runs
+  until it is aborted.
 """
 
 import collections
@@ -60,6 +65,8 @@ MAX_LIMIT = 1000
 COMPLETION_TIMEOUT_PER_GIB = 800
 #: Seconds a live migration spends in ``preparing`` (pre-checks, target setup).
 PREPARE_SECONDS = 5.0
+#: When a stalled live migration would end on its own: never, within a run.
+STALLED = datetime.timedelta(days=3650)
 #: Placement ratio of the CloudSim null RAM/CPU model: after creation only the
 #: CPU demand is checked, as in the core-only simulator (engine.UNBOUNDED_RATIO).
 UNBOUNDED_RATIO = 1.0e6
@@ -102,6 +109,10 @@ class NovaError(Exception):
         self.status = status
 
 
+class Hang(Exception):
+    """The call never answers (the fault injector's hang)."""
+
+
 class Host:
     def __init__(self, name, index, model, rng):
         self.name = name
@@ -117,6 +128,7 @@ class Host:
         self.up = True               # nova-compute heart-beating
         self.heartbeat = None
         self.busy_until = None       # the source's live migration slot
+        self.rp_gone_until = None    # while set, placement has no provider for it
 
 
 class Cloud:
@@ -141,6 +153,8 @@ class Cloud:
         self._seq = itertools.count()
         self._migration_ids = itertools.count(1)
         self.requests = 0
+        self._placed = None         # host -> servers holding allocations there
+        self.ends = {}              # migration id -> when its source slot frees
         self.observers = []         # callbacks(kind, **details) for the metrics
         now = timeutils.utcnow()
         for host in self.hosts.values():
@@ -168,7 +182,8 @@ class Cloud:
             if bare in VERSIONS:
                 return 200, VERSIONS[bare]
             try:
-                self.faults.api_call(method, bare)
+                if self.faults.api_call(method, bare):
+                    raise Hang(method + ' ' + path)
                 if bare.startswith(PLACEMENT):
                     return 200, self._placement(bare[len(PLACEMENT):].split('/'))
                 if bare.startswith(COMPUTE):
@@ -180,11 +195,20 @@ class Cloud:
     def _placement(self, parts):
         # ['', 'resource_providers', uuid, 'inventories'|'usages']
         if parts[1:] == ['resource_providers']:
+            now = timeutils.utcnow()
+            gone = self.faults.provider_vanishes(
+                [h.name for h in self.hosts.values() if h.rp_gone_until is None])
+            if gone is not None:
+                self.hosts[gone].rp_gone_until = now + datetime.timedelta(
+                    seconds=self.faults.rp_gone_seconds)
+            for h in self.hosts.values():
+                if h.rp_gone_until is not None and h.rp_gone_until <= now:
+                    h.rp_gone_until = None
             return {'resource_providers': [
                 {'uuid': h.rp, 'name': h.name, 'generation': h.generation}
-                for h in self.hosts.values()]}
+                for h in self.hosts.values() if h.rp_gone_until is None]}
         host = self.by_rp.get(parts[2]) if len(parts) == 4 else None
-        if host is None:
+        if host is None or host.rp_gone_until is not None:
             raise NovaError(404, 'no resource provider %s' % '/'.join(parts))
         if parts[3] == 'usages':
             return {'resource_provider_generation': host.generation,
@@ -197,16 +221,26 @@ class Cloud:
                           'allocation_ratio': UNBOUNDED_RATIO, 'min_unit': 1,
                           'max_unit': host.model.ram_mb, 'step_size': 1}}}
 
+    def placed(self):
+        """host -> uuids of the servers holding allocations on it (their host,
+        and the destination of a migration in progress); rebuilt only after
+        allocations changed, so per-host reads stay linear at 10,000 hosts."""
+        if self._placed is None:
+            placed = collections.defaultdict(list)
+            for uuid, server in self.servers.items():
+                placed[server['OS-EXT-SRV-ATTR:host']].append(uuid)
+                migration = server.get('_migration')
+                if migration is not None:
+                    placed[migration['dest_compute']].append(uuid)
+            self._placed = placed
+        return self._placed
+
     def usages(self, host):
         vcpu = ram = 0
-        for server in self.servers.values():
-            held = {server['OS-EXT-SRV-ATTR:host']}
-            migration = server.get('_migration')
-            if migration is not None:
-                held.add(migration['dest_compute'])
-            if host in held:
-                vcpu += server['flavor']['vcpus']
-                ram += server['flavor']['ram']
+        for uuid in self.placed().get(host, ()):
+            flavor = self.servers[uuid]['flavor']
+            vcpu += flavor['vcpus']
+            ram += flavor['ram']
         return {'VCPU': vcpu, 'MEMORY_MB': ram} if vcpu else {}
 
     def _compute(self, method, path, query, body):
@@ -344,13 +378,7 @@ class Cloud:
 
     def load(self, host_name):
         """MIPS demanded on a host now (servers migrating in counted there too)."""
-        total = 0.0
-        for uuid, server in self.servers.items():
-            migration = server.get('_migration')
-            if server['OS-EXT-SRV-ATTR:host'] == host_name or (
-                    migration is not None and migration['dest_compute'] == host_name):
-                total += self.demand(self.vm_of[uuid])
-        return total
+        return sum(self.demand(self.vm_of[uuid]) for uuid in self.placed().get(host_name, ()))
 
     def choose_host(self, server, source):
         """nova's scheduler for a move without a host: ComputeFilter (up and
@@ -399,18 +427,22 @@ class Cloud:
         seconds = precopy_seconds(ram, self.dirty_at_full * utilisation, self.bandwidth)
         limit = COMPLETION_TIMEOUT_PER_GIB * max(ram / 1024.0, 1.0)
         fails = seconds is None or seconds > limit or self.faults.migration_fails(server)
+        stalls = not fails and self.faults.migration_stalls(server)
         if seconds is None or seconds > limit:
             seconds = limit
         elif fails:
             seconds *= self.rng.random()          # fails part-way through
         seconds = math.ceil(seconds)
         running = begin + datetime.timedelta(seconds=PREPARE_SECONDS)
-        end = running + datetime.timedelta(seconds=seconds)
+        end = running + (STALLED if stalls else datetime.timedelta(seconds=seconds))
         slot.busy_until = end
         migration['_seconds'] = seconds
+        self.ends[migration['id']] = end
         self.at(begin, lambda: self._phase(migration, 'preparing'))
         self.at(running, lambda: self._phase(migration, 'running'))
-        self.at(end, lambda: self._finish(server, migration, 'error' if fails else 'completed'))
+        if not stalls:
+            self.at(end, lambda: self._finish(server, migration,
+                                              'error' if fails else 'completed'))
 
     def _phase(self, migration, status):
         if migration['status'] in ('queued', 'preparing'):
@@ -423,6 +455,9 @@ class Cloud:
         now = timeutils.utcnow()
         migration['status'] = status
         migration['updated_at'] = stamp(now)
+        slot = self.hosts[migration['source_compute']]
+        if slot.busy_until == self.ends.pop(migration['id'], None):
+            slot.busy_until = now                      # aborted: the slot is free
         server.pop('_migration', None)
         server['status'] = 'ACTIVE'
         server['OS-EXT-STS:task_state'] = None
@@ -446,6 +481,7 @@ class Cloud:
     def _bump(self, host):
         """Allocations changed: placement moves the provider's generation."""
         self.hosts[host].generation += 1
+        self._placed = None
 
     def delete(self, uuid):
         """The server is gone (a retired trace): nova lists it DELETED."""
@@ -493,11 +529,23 @@ class _Adapter(requests.adapters.BaseAdapter):
         super().__init__()
         self.cloud = cloud
 
-    def send(self, request, **kwargs):
+    def send(self, request, timeout=None, **kwargs):
         url = urllib.parse.urlsplit(request.url)
         query = dict(urllib.parse.parse_qsl(url.query))
         body = json.loads(request.body) if request.body else None
-        status, answer = self.cloud.answer(request.method, url.path, query, body)
+        try:
+            status, answer = self.cloud.answer(request.method, url.path, query, body)
+        except Hang:
+            # The caller waits its read timeout (keystoneauth passes the
+            # session's), in virtual time, then requests gives up.
+            read = timeout[1] if isinstance(timeout, tuple) else timeout
+            if read is None:
+                raise RuntimeError('twin: a request without a timeout hung forever: '
+                                   '%s %s' % (request.method, request.url)) from None
+            timeutils.advance_time_seconds(read)
+            raise requests.exceptions.ReadTimeout(
+                'twin fault: %s did not answer in %s s' % (url.path, read),
+                request=request) from None
         response = requests.Response()
         response.status_code = status
         response.headers['Content-Type'] = 'application/json'
@@ -511,11 +559,13 @@ class _Adapter(requests.adapters.BaseAdapter):
         pass
 
 
-def connect(cloud):
-    """An openstacksdk Connection whose requests the twin answers."""
+def connect(cloud, timeout=None):
+    """An openstacksdk Connection whose requests the twin answers; ``timeout``
+    is the session's, as production loads it from ``[drs_auth] timeout``."""
     transport = requests.Session()
     transport.mount(ENDPOINT, _Adapter(cloud))
     return connection.Connection(
-        session=ks_session.Session(auth=noauth.NoAuth(), session=transport),
+        session=ks_session.Session(auth=noauth.NoAuth(), session=transport,
+                                   timeout=timeout),
         compute_endpoint_override=ENDPOINT + COMPUTE,
         placement_endpoint_override=ENDPOINT + PLACEMENT)

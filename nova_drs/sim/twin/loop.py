@@ -23,6 +23,10 @@ cycles the twin runs its events (migration phases, hosts going down and
 coming up) and meters energy, SLA and migrations with the simulator's
 definitions (``TwinAccumulator``). After every cycle the invariants are
 checked (``check_invariants``).
+
+With a fault seed two daemons share the database and the cloud, each with
+its own connection and caches, and one leader lock (``twin.election``): a
+``leader_takeover`` fault hands the lock to the standby mid-plan.
 """
 
 import collections
@@ -48,6 +52,7 @@ from nova_drs.sim import engine
 from nova_drs.sim import metrics
 from nova_drs.sim import oscillation
 from nova_drs.sim.twin import cloud as twin_cloud
+from nova_drs.sim.twin import election as twin_election
 from nova_drs.sim.twin import faults as twin_faults
 from nova_drs.sim.twin import power as twin_power
 from nova_drs.stats import ingest
@@ -124,7 +129,7 @@ class TwinAccumulator(metrics.Accumulator):
 
 class ClosedLoop:
     def __init__(self, names, traces, hosts=40, host_model='cloudsim', seed=0,
-                 faults_seed=None, samples=None, stats_delay=0, stats_skew=0,
+                 faults_seed=None, samples=None, stats_delay=None, stats_skew=None,
                  overrides=None, database_url=None, retire_idle=True,
                  ping_pong_window=oscillation.DEFAULT_WINDOW):
         self.names = names
@@ -137,9 +142,15 @@ class ClosedLoop:
         self.ping_pong_window = ping_pong_window
         self.rng = random.Random(seed)
         self.faults = twin_faults.Faults(faults_seed)
+        # Late and skewed statistics are part of the fault mix unless given.
+        if stats_delay is None:
+            stats_delay = twin_faults.STATS_DELAY if self.faults.enabled else 0
+        if stats_skew is None:
+            stats_skew = twin_faults.STATS_SKEW if self.faults.enabled else 0
         self.stats_delay = datetime.timedelta(seconds=stats_delay)
         self.skew = {name: datetime.timedelta(seconds=self.rng.uniform(-stats_skew, stats_skew))
                      for name in self.core.host_names}
+        self.faults.count('clock_skewed_hosts', sum(1 for s in self.skew.values() if s))
         self.overrides = dict(overrides or {})
         self.database_url = database_url
         self.violations = collections.Counter()
@@ -203,10 +214,9 @@ class ClosedLoop:
         self.failed_migrations = 0
         cloud.observers.append(self._migration_done)
         self.conf = conf = self._conf()
-        nova = service.nova_api.NovaAPI(twin_cloud.connect(cloud))
-        balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
-                                        self.power)
+        self.balancers = self._daemons(conf, database)
         self._start_asleep(database, placement)
+        self.metered_at = self.start
         period = datetime.timedelta(seconds=conf.loadbalancer.period)
         interval = datetime.timedelta(seconds=datacenter.INTERVAL)
         end = self.start + self.samples * interval
@@ -221,11 +231,12 @@ class ClosedLoop:
                 self._sample(database, now)
                 next_sample += interval
             if now == next_cycle:
-                try:
-                    balancer.run_cycle()
-                except Exception:
-                    # nova-loadbalancer's launcher logs it and runs the next cycle.
-                    self.cycle_errors += 1
+                for balancer in self.balancers:
+                    try:
+                        balancer.run_cycle()
+                    except Exception:
+                        # nova-loadbalancer's launcher logs it and runs the next cycle.
+                        self.cycle_errors += 1
                 cycles += 1
                 self.check_invariants(database)
                 next_cycle += period
@@ -236,6 +247,21 @@ class ClosedLoop:
         loads, _demand = self._loads()
         self.acc.sample(loads, self._powered())   # as many points as the core's series
         return self._summary(cycles)
+
+    def _daemons(self, conf, database):
+        """One daemon; with faults, a leader and a standby (their own
+        connections and caches, one lock) so a takeover can happen."""
+        def daemon(coordinator=None):
+            nova = service.nova_api.NovaAPI(twin_cloud.connect(
+                self.cloud, timeout=conf.drs_auth.timeout))
+            return service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
+                                        self.power, coordinator=coordinator)
+        if not self.faults.enabled:
+            return [daemon()]
+        members = ('twin-daemon-a', 'twin-daemon-b')
+        self.election = twin_election.Election(members)
+        return [daemon(twin_election.TwinCoordinator(self.election, member, self.faults))
+                for member in members]
 
     def _start_asleep(self, database, placement):
         """Hosts the initial placement leaves empty start suspended, as the
@@ -259,11 +285,15 @@ class ClosedLoop:
         """Run the twin's events up to ``until``, metering every constant stretch."""
         while True:
             now = timeutils.utcnow()
+            if now > self.metered_at:
+                # The clock moved inside a cycle: calls that hung, BMCs that timed out.
+                self._meter((now - self.metered_at).total_seconds())
             upcoming = self.cloud.next_event(until)
             stop = until if upcoming is None else max(upcoming, now)
             if stop > now:
                 self._meter((stop - now).total_seconds())
                 timeutils.set_time_override(stop)
+            self.metered_at = max(stop, now)
             self.cloud.run_due()
             if upcoming is None:
                 return
@@ -340,14 +370,25 @@ class ClosedLoop:
                 continue                  # a sleeping host's collector is asleep too
             batch.append({
                 'host': name, 'sampled_at': (now + self.skew[name]).isoformat(),
-                'host_stats': {'cpu_used_percent': 100.0 * loads[i][0] / host.capacity,
+                # A monitor never reports above 100 % (ingest refuses it); the
+                # demand beyond the host's capacity shows as the servers' own.
+                'host_stats': {'cpu_used_percent': min(100.0, 100.0 * loads[i][0]
+                                                       / host.capacity),
                                'vcpus': int(host.capacity),
                                'memory_total': host.model.ram_mb, 'memory_used': 0},
                 'instances': by_host.get(name, [])})
         if self.stats_delay:
-            cloud.at(now + self.stats_delay, lambda: ingest.insert_samples(database, batch))
+            self.faults.count('stats_delayed')
+            cloud.at(now + self.stats_delay, lambda: self._ingest(database, batch))
         else:
-            ingest.insert_samples(database, batch)
+            self._ingest(database, batch)
+
+    def _ingest(self, database, batch):
+        """The collector's ingest; a sample it refuses is the twin's defect
+        (a real monitor would not send it), so it counts as a violation."""
+        _hosts, _instances, errors = ingest.insert_samples(database, batch)
+        if errors:
+            self.violations['samples_refused'] += len(errors)
 
     # -- invariants ------------------------------------------------------------
     def check_invariants(self, database):

@@ -17,7 +17,10 @@ in production) is a callable ``record -> (driver, PowerTarget)``; the twin
 hands ``TwinPower`` in its place. Like a real BMC it only accepts commands:
 the host goes down ``suspend_seconds`` after a suspend (its nova-compute
 then stops heart-beating) and comes back ``wake_seconds`` after a wake,
-unless the fault plan says it does not wake at all.
+unless the fault plan says it does not wake at all. A BMC that does not
+answer (fault ``bmc_unresponsive``) costs the caller ``faults.BMC_TIMEOUT``
+seconds of virtual time and raises, as a driver whose tool timed out does
+(``PowerDriver`` turns it into the ``PowerError`` the daemon handles).
 """
 
 import datetime
@@ -25,6 +28,7 @@ import datetime
 from oslo_utils import timeutils
 
 from nova_drs.power import base
+from nova_drs.sim.twin import faults as twin_faults
 
 
 class TwinPower(base.PowerDriver):
@@ -52,7 +56,15 @@ class TwinPower(base.PowerDriver):
         delay = datetime.timedelta(seconds=self.rng.uniform(low, high))
         self.cloud.at(timeutils.utcnow() + delay, callback)
 
+    def _bmc(self, target):
+        """Every command reaches the BMC first; an unresponsive one times out."""
+        if self.cloud.faults.bmc_hangs(target.name):
+            timeutils.advance_time_seconds(twin_faults.BMC_TIMEOUT)
+            raise TimeoutError('twin fault: BMC of %s did not answer in %d s'
+                               % (target.name, twin_faults.BMC_TIMEOUT))
+
     def _suspend(self, target):
+        self._bmc(target)
         host = self.cloud.hosts[target.name]
         if target.name in self.pending or not host.powered:
             return
@@ -67,6 +79,7 @@ class TwinPower(base.PowerDriver):
         self._later(self.suspend_seconds, down)
 
     def _wake(self, target):
+        self._bmc(target)
         host = self.cloud.hosts[target.name]
         if target.name in self.pending or host.up:
             return
@@ -87,4 +100,5 @@ class TwinPower(base.PowerDriver):
         self._later(self.wake_seconds, up)
 
     def _status(self, target):
+        self._bmc(target)
         return base.ON if self.cloud.hosts[target.name].powered else base.OFF
