@@ -151,6 +151,13 @@ def closed_loop_lines(results):
                          loop['violations'], loop['faults'], loop['failed_migrations'],
                          loop['sleeps_under_an_hour'], loop['overloaded_host_minutes'],
                          loop['idle_on_kwh'], loop['cycles'], loop['cycle_errors']))
+        steady = (loop.get('cycle_cost') or {}).get('steady')
+        if steady:
+            lines.append('%s closed loop steady cycle: %.3f s wall, %d requests, %d SQL '
+                         'statements; the core decided in %.3f s of it (%.1fx)' % (
+                             report.label(result), steady['wall_seconds'], steady['requests'],
+                             steady['statements'], steady['decision_seconds'],
+                             steady['wall_seconds'] / max(steady['decision_seconds'], 1e-9)))
     return lines
 
 

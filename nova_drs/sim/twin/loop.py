@@ -35,6 +35,7 @@ import os
 import random
 import statistics
 import tempfile
+import time
 
 from oslo_config import cfg
 from oslo_utils import timeutils
@@ -215,6 +216,9 @@ class ClosedLoop:
         cloud.observers.append(self._migration_done)
         self.conf = conf = self._conf()
         self.balancers = self._daemons(conf, database)
+        self.costs = []
+        self._statements = 0
+        sa.event.listen(database.engine, 'before_cursor_execute', self._count_statement)
         self._start_asleep(database, placement)
         self.metered_at = self.start
         period = datetime.timedelta(seconds=conf.loadbalancer.period)
@@ -231,12 +235,17 @@ class ClosedLoop:
                 self._sample(database, now)
                 next_sample += interval
             if now == next_cycle:
+                requests, statements = cloud.requests, self._statements
+                self.decision_seconds = 0.0
+                started = time.perf_counter()
                 for balancer in self.balancers:
                     try:
                         balancer.run_cycle()
                     except Exception:
                         # nova-loadbalancer's launcher logs it and runs the next cycle.
                         self.cycle_errors += 1
+                self.costs.append((time.perf_counter() - started, cloud.requests - requests,
+                                   self._statements - statements, self.decision_seconds))
                 cycles += 1
                 self.check_invariants(database)
                 next_cycle += period
@@ -254,14 +263,30 @@ class ClosedLoop:
         def daemon(coordinator=None):
             nova = service.nova_api.NovaAPI(twin_cloud.connect(
                 self.cloud, timeout=conf.drs_auth.timeout))
-            return service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
-                                        self.power, coordinator=coordinator)
+            balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
+                                            self.power, coordinator=coordinator)
+            balancer.planner.plan = self._timed_decision(balancer.planner.plan)
+            return balancer
         if not self.faults.enabled:
             return [daemon()]
         members = ('twin-daemon-a', 'twin-daemon-b')
         self.election = twin_election.Election(members)
         return [daemon(twin_election.TwinCoordinator(self.election, member, self.faults))
                 for member in members]
+
+    def _count_statement(self, *_args):
+        self._statements += 1
+
+    def _timed_decision(self, plan):
+        """The core's decision (the planner on the cycle's view), timed: what
+        the rest of the cycle costs is measured against it."""
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return plan(*args, **kwargs)
+            finally:
+                self.decision_seconds += time.perf_counter() - started
+        return timed
 
     def _start_asleep(self, database, placement):
         """Hosts the initial placement leaves empty start suspended, as the
@@ -449,8 +474,22 @@ class ClosedLoop:
             cycle_errors=self.cycle_errors, retired_vms=len(self.retired),
             invariant_violations=sum(self.violations.values()),
             violations=dict(self.violations), faults=self.faults.as_dict(),
-            requests=self.cloud.requests)
+            requests=self.cloud.requests, cycle_cost=self._cycle_cost())
         return result
+
+    def _cycle_cost(self):
+        """Wall seconds, nova/placement requests, DRS SQL statements and the
+        core's decision seconds of the first (cold) cycle and the median of
+        the later (steady) ones."""
+        def named(cost):
+            wall, requests, statements, decision = cost
+            return {'wall_seconds': wall, 'requests': requests, 'statements': statements,
+                    'decision_seconds': decision}
+        if not self.costs:
+            return {}
+        steady = self.costs[1:] or self.costs
+        return {'cold': named(self.costs[0]),
+                'steady': named([statistics.median(c[i] for c in steady) for i in range(4)])}
 
 
 def subset(names, traces, hosts, reference_hosts=datacenter.DEFAULT_HOSTS):

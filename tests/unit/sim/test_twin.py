@@ -92,6 +92,7 @@ def test_closed_loop_repeats_by_seed():
     runs = [loop.ClosedLoop(names, data, hosts=8, faults_seed=3).run() for _ in range(2)]
     for run in runs:
         run.pop('series')
+        run.pop('cycle_cost')                      # wall times: the machine's, not the seed's
     assert runs[0] == runs[1]
     assert runs[0]['requests'] > 0
 
@@ -120,12 +121,16 @@ def test_cli_closed_loop_prints_both_rows_and_writes_json(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert 'drs core only' in printed and 'drs closed loop' in printed
     assert 'closed loop: 0 invariant violations' in printed
+    assert 'closed loop steady cycle:' in printed and 'the core decided in' in printed
     result = json.loads(out.read_text())[0]
     assert result['vms'] == 4                      # 400 files x 8 hosts / 800
     loop_result = result['closed_loop']
     assert loop_result['invariant_violations'] == 0
     assert set(loop_result['faults']) == set(twin_faults.KINDS)
     assert {'energy_kwh', 'slav', 'migrations', 'ping_pong'} <= set(loop_result)
+    steady = loop_result['cycle_cost']['steady']
+    assert steady['requests'] > 0 and steady['statements'] > 0
+    assert 0 < steady['decision_seconds'] <= steady['wall_seconds']
     assert len(loop_result['series']['active_hosts']) == len(result['series']['active_hosts'])
 
 
