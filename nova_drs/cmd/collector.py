@@ -12,6 +12,7 @@
 
 """``nova-drs-collector``: stores compute statistics samples in the DRS database."""
 
+import signal
 import sys
 
 from oslo_log import log as logging
@@ -56,6 +57,9 @@ def main(argv=None):
     launcher = service.launch(CONF, collector.CollectorService(CONF, database),
                               restart_method='mutate')
     launcher.wait()
+    # The services stopped within the grace: oslo.service's shutdown alarm
+    # (graceful_shutdown_timeout) must not kill the exiting interpreter.
+    signal.alarm(0)
     return 0
 
 
