@@ -245,6 +245,12 @@ class TestExplainNovaShell(test_cli_nova.CliTestCase):
         code, out, err = self.nova('lb-explain', 'host', 'host2')
         self.assertEqual((0, 'No decisions about host host2 in the last 10 cycles.\n'),
                          (code, out))
+        drs_hosts.ensure(self.drs_db, 'host3')
+        drs_hosts.transition(self.drs_db, 'host3', 'active', 'suspending', 'underload')
+        drs_hosts.transition(self.drs_db, 'host3', 'suspending', 'suspended', 'powered off')
+        code, out, err = self.nova('lb-explain', 'host', 'host3')
+        self.assertEqual(0, code, err)
+        self.assertRegex(out, r'^host3 is suspended since \d{4}-\S+: powered off\n')
         code, out, err = self.nova('lb-explain', 'host', 'host1', '--cycles', '0')
         self.assertEqual(1, code)
         self.assertIn('cycles=0 is not between 1 and 100 (HTTP 400)', err)
