@@ -14,7 +14,7 @@
 servers away, follow nova's migrations and close our evacuation records.
 
 ``EvacuationSteps`` is mixed into lifecycle.HostLifecycle, which provides
-``nova``, ``db``, ``budget`` (the cycle's orchestrator.Budget),
+``nova``, ``db``, ``budget`` (the cycle's budget.Budget),
 ``migration_timeout``, ``_now``, ``_crash_point``, ``_give_up`` and ``_check``.
 
 A move that fails while a host enters maintenance is retried, not every

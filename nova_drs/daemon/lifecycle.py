@@ -48,9 +48,9 @@ import logging
 from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
+from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import nova_api
-from nova_drs.daemon import orchestrator
 from nova_drs.db import hosts as drs_hosts
 
 LOG = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class HostLifecycle(evacuation.EvacuationSteps):
         self._now = clock
         #: the cycle's migration and wake limits (service.run_cycle sets it);
         #: unlimited, one cluster, for a lifecycle driven alone
-        self.budget = orchestrator.Budget(
+        self.budget = budget_mod.Budget(
             collections.defaultdict(lambda: float('inf')),
             lambda host: cluster_policy.DEFAULT_CLUSTER, ())
         #: (host, state_version) of a wake -> (heartbeat, up) nova showed when

@@ -38,103 +38,13 @@ from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
 from nova_drs import opt_out
-from nova_drs.daemon import cloud_view
+from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model
 
 LOG = logging.getLogger(__name__)
-
-
-class Budget:
-    """What one cycle may still start: migrations per source, destination and
-    cluster (counting those already in flight), suspends and wakes per cluster.
-
-    An evacuation (suspend, maintenance) lets nova's scheduler choose the
-    destination, so until nova's migration record names it, it is "unplaced":
-    it counts on its source and cluster, and against the free destination
-    slots of every host that could receive it (``receivers``). A new
-    evacuation starts only while those slots outnumber the unplaced ones:
-    when every possible destination is at ``per_destination``, evacuations
-    wait. The next cycle counts each one on the destination nova chose.
-    """
-
-    def __init__(self, limits, cluster_of, in_flight, receivers=None):
-        self.limits = limits
-        self.cluster_of = cluster_of            # host -> cluster name
-        self.busy = {'source': collections.Counter(), 'destination': collections.Counter(),
-                     'cluster': collections.Counter(), 'suspend': collections.Counter(),
-                     'wake': collections.Counter()}
-        #: migrations in flight or started whose destination nova has not chosen yet
-        self.unplaced = 0
-        #: free per-destination slots on the hosts that can receive a server
-        #: (None: receivers unknown, evacuations bounded by source and cluster only)
-        self.room = None
-        for source, destination in in_flight:
-            self.take_migration(source, destination)
-        self.receivers = frozenset(receivers or ())
-        if receivers is not None:
-            self.room = sum(
-                max(0, limits['per_destination'] - self.busy['destination'][host])
-                for host in self.receivers)
-
-    def migration_refused(self, source, destination=None):
-        """Why a migration from ``source`` (to ``destination``) must wait, or None."""
-        if self.busy['source'][source] >= self.limits['per_host']:
-            return 'source at its migration limit'
-        if destination is not None and \
-                self.busy['destination'][destination] >= self.limits['per_destination']:
-            return 'destination at its migration limit'
-        if self.busy['cluster'][self.cluster_of(source)] >= self.limits['per_cluster']:
-            return 'cluster at its migration limit'
-        if destination is None and self.room is not None and self.unplaced >= self.room:
-            return 'every possible destination at its migration limit'
-        return None
-
-    def take_migration(self, source, destination=None):
-        self.busy['source'][source] += 1
-        if destination is None:
-            self.unplaced += 1
-        else:
-            if (self.room is not None and destination in self.receivers
-                    and self.busy['destination'][destination]
-                    < self.limits['per_destination']):
-                self.room -= 1
-            self.busy['destination'][destination] += 1
-        self.busy['cluster'][self.cluster_of(source)] += 1
-
-    def nowhere_to_go(self):
-        """True when no host can receive a server at all (every other host of
-        the cloud suspended, disabled or down): moving would only fail."""
-        return self.room is not None and not self.receivers
-
-    def admit_evacuation(self, source):
-        """The host lifecycle asks before each server it moves off ``source``."""
-        if self.migration_refused(source):
-            return False
-        self.take_migration(source)
-        return True
-
-    def power_refused(self, kind, host):
-        """Why a suspend or wake of ``host`` must wait, or None."""
-        limit = self.limits['suspends_per_cycle' if kind == 'suspend' else 'wakes_per_cycle']
-        if self.busy[kind][self.cluster_of(host)] >= limit:
-            return 'cluster at its %s limit for this cycle' % kind
-        return None
-
-    def take_power(self, kind, host):
-        self.busy[kind][self.cluster_of(host)] += 1
-
-
-def receivers_of(raw):
-    """Hosts nova's scheduler may choose for an evacuation: nova-compute enabled
-    and up, and active for DRS."""
-    return [host for host, service in raw.services.items()
-            if service.get('status') == 'enabled' and service.get('state') == 'up'
-            and (raw.records.get(host) or {}).get('suspend_state',
-                                                  drs_hosts.ACTIVE) == drs_hosts.ACTIVE]
-
 
 def _members_by_cluster(view):
     """{'of': {host: cluster}, 'hosts': {cluster: [hosts]}} of the view, for floor checks."""
@@ -143,21 +53,6 @@ def _members_by_cluster(view):
     for host, cluster in of.items():
         hosts[cluster].append(host)
     return {'of': of, 'hosts': hosts}
-
-
-def budget_for(view, limits, clusters=None):
-    """The cycle's Budget: in-flight migrations (ours and nova's) already count.
-
-    ``view`` is a View, or an observe.Raw with ``clusters`` ({host: cluster}).
-    """
-    if clusters is None:
-        clusters = {h.name: h.cluster for h in view.snapshot.hosts}
-    in_flight = getattr(view, 'in_flight', None)
-    if in_flight is None:
-        in_flight = cloud_view.under_way(view)
-    default = cluster_policy.DEFAULT_CLUSTER
-    receivers = receivers_of(view) if hasattr(view, 'records') else None
-    return Budget(limits, lambda host: clusters.get(host, default), in_flight, receivers)
 
 
 class Orchestrator:
@@ -190,7 +85,7 @@ class Orchestrator:
         """
         hosts = {h.name: h for h in view.snapshot.hosts}
         suspending = {a.host for a in actions if a.kind == 'suspend'}
-        budget = budget or budget_for(view, self.limits)
+        budget = budget or budget_mod.budget_for(view, self.limits)
         cooling = self._cooling_lookup(actions)
         members = None
         started, skipped, waiting, done = 0, [], [], []

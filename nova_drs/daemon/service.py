@@ -26,6 +26,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from nova_drs import cluster_policy
+from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import coordination
 from nova_drs.daemon import explain
@@ -134,7 +135,7 @@ class LoadBalancer:
             if not dry_run:
                 # settle and the sync read servers, hypervisors, aggregates and
                 # inventories, which the Raw holds: the view is built once.
-                budget = orchestrator_mod.budget_for(
+                budget = budget_mod.budget_for(
                     raw, self.orchestrator.limits, cloud_view.cluster_of_hosts(raw))
                 self.lifecycle.budget = budget
                 self._wake_tests()

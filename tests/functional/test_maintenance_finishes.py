@@ -21,8 +21,8 @@ import types
 import fixtures
 
 from nova_drs import cluster_policy
+from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import lifecycle
-from nova_drs.daemon import orchestrator
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 from tests.functional import test_lifecycle
@@ -48,13 +48,13 @@ class TestMaintenanceFinishes(test_lifecycle.LifecycleTestBase):
 
     def cycle(self, wakes_per_cycle=1, receivers_known=True):
         """One lifecycle step of every host in a transition, in one cycle's budget
-        built as the daemon builds it (orchestrator.receivers_of the cycle's view);
+        built as the daemon builds it (budget_mod.receivers_of the cycle's view);
         without ``receivers_known`` nova alone says where servers can go."""
         services = {s['host']: s for s in self.admin_api.get_services(binary='nova-compute')}
         records = {r['host']: r for r in drs_hosts.list_all(self.drs_db)}
-        receivers = orchestrator.receivers_of(types.SimpleNamespace(
+        receivers = budget_mod.receivers_of(types.SimpleNamespace(
             services=services, records=records)) if receivers_known else None
-        budget = orchestrator.Budget(
+        budget = budget_mod.Budget(
             dict(LIMITS, wakes_per_cycle=wakes_per_cycle),
             lambda host: cluster_policy.DEFAULT_CLUSTER, (), receivers)
         step = lifecycle.HostLifecycle(self.nova, self.drs_db, self.power, suspend_timeout=300,

@@ -22,8 +22,8 @@ import os
 import tempfile
 
 from nova_drs import conf as drs_conf
+from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import cloud_view
-from nova_drs.daemon import orchestrator
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
@@ -132,7 +132,7 @@ class TestBoundedBursts:
             assert cycles <= 500, 'the plan never completes'
             view = self._view()
             were_running = list(self.nova.running)
-            budget = orchestrator.budget_for(view, LIMITS)
+            budget = budget_mod.budget_for(view, LIMITS)
             states_before = drs_hosts.states(self.db)
             already = len(self.nova.requests)
             summary = self.balancer._act([], view, budget)
@@ -158,7 +158,7 @@ class TestBoundedBursts:
 
     def test_evacuations_count_against_the_same_limits(self):
         view = self._view()
-        budget = orchestrator.budget_for(view, LIMITS)
+        budget = budget_mod.budget_for(view, LIMITS)
         admitted = [host for host in SOURCES[:30] for _ in range(5)
                     if budget.admit_evacuation(host)]
         # 15 hosts of each cluster ask 5 times: 2 per host, 25 per cluster.

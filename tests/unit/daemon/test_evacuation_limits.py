@@ -16,8 +16,8 @@ and the backoff of a failed maintenance move."""
 import datetime
 import types
 
+from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import evacuation
-from nova_drs.daemon import orchestrator
 
 LIMITS = {'per_host': 10, 'per_destination': 2, 'per_cluster': 100,
           'suspends_per_cycle': 1, 'wakes_per_cycle': 1}
@@ -32,7 +32,7 @@ def _raw(services, records=None, migrations=()):
 def test_evacuations_stop_when_every_destination_is_full():
     # Two hosts can receive (2 slots each); the third is the source, disabled.
     raw = _raw({'src': 'disabled', 'a': 'enabled', 'b': 'enabled'})
-    budget = orchestrator.budget_for(raw, LIMITS, {})
+    budget = budget_mod.budget_for(raw, LIMITS, {})
     admitted = [budget.admit_evacuation('src') for _ in range(6)]
     # Wherever nova puts them, no host gets more than 2: 4 start, 2 wait.
     assert admitted == [True] * 4 + [False] * 2
@@ -45,7 +45,7 @@ def test_placed_migrations_use_their_destination_slots():
     moving = [{'status': 'running', 'source_compute': 'src', 'dest_compute': dest,
                'instance_uuid': uuid} for uuid, dest in (('1', 'a'), ('2', 'a'), ('3', 'b'))]
     raw = _raw({'src': 'disabled', 'a': 'enabled', 'b': 'enabled'}, migrations=moving)
-    budget = orchestrator.budget_for(raw, LIMITS, {})
+    budget = budget_mod.budget_for(raw, LIMITS, {})
     assert [budget.admit_evacuation('src') for _ in range(2)] == [True, False]
     # A move the planner sends names its destination: counted exactly.
     assert budget.migration_refused('x', 'a') == 'destination at its migration limit'
@@ -54,19 +54,19 @@ def test_placed_migrations_use_their_destination_slots():
 def test_suspended_maintenance_and_disabled_hosts_receive_nothing():
     raw = _raw({'src': 'disabled', 'a': 'enabled', 'b': 'enabled', 'c': 'disabled'},
                records={'b': {'suspend_state': 'waking'}})
-    budget = orchestrator.budget_for(raw, LIMITS, {})
+    budget = budget_mod.budget_for(raw, LIMITS, {})
     assert [budget.admit_evacuation('src') for _ in range(3)] == [True, True, False]
 
 
 def test_a_planned_move_takes_a_slot_from_evacuations():
     raw = _raw({'src': 'disabled', 'a': 'enabled'})
-    budget = orchestrator.budget_for(raw, LIMITS, {})
+    budget = budget_mod.budget_for(raw, LIMITS, {})
     budget.take_migration('x', 'a')
     assert [budget.admit_evacuation('src') for _ in range(2)] == [True, False]
 
 
 def test_without_receivers_evacuations_are_bounded_by_source_and_cluster():
-    budget = orchestrator.Budget(LIMITS, lambda host: 'c', ())
+    budget = budget_mod.Budget(LIMITS, lambda host: 'c', ())
     assert sum(budget.admit_evacuation('src') for _ in range(20)) == LIMITS['per_host']
 
 
@@ -77,15 +77,15 @@ def test_retry_delay_doubles_up_to_its_bound():
 
 
 def test_nowhere_to_go_only_when_no_host_can_receive():
-    alone = orchestrator.budget_for(_raw({'src': 'disabled', 'a': 'disabled'}), LIMITS, {})
+    alone = budget_mod.budget_for(_raw({'src': 'disabled', 'a': 'disabled'}), LIMITS, {})
     assert alone.nowhere_to_go()
-    full = orchestrator.budget_for(_raw({'src': 'disabled', 'a': 'enabled'}), LIMITS, {})
+    full = budget_mod.budget_for(_raw({'src': 'disabled', 'a': 'enabled'}), LIMITS, {})
     full.take_migration('x', 'a')
     full.take_migration('x', 'a')
     # a is busy, not missing: the evacuation waits for a slot, nothing is woken.
     assert not full.nowhere_to_go()
     assert not full.admit_evacuation('src')
-    assert not orchestrator.Budget(LIMITS, lambda host: 'c', ()).nowhere_to_go()
+    assert not budget_mod.Budget(LIMITS, lambda host: 'c', ()).nowhere_to_go()
 
 
 def test_evacuation_moves_have_their_own_metric_reason():
