@@ -175,16 +175,18 @@ def claim(database, plan_id, position, token=None):
 
 
 def orphans(database, token):
-    """[(plan_id, Action, claimed_at)]: actions of executing plans left ``started``
-    by a leadership term other than ``token`` (a daemon that died or lost the
-    lead between its claim and nova's answer). One query, plus one parse per plan."""
+    """[(plan_id, Action, claimed_at)]: actions of executing or done plans left
+    ``started`` by a leadership term other than ``token`` (a daemon that died or
+    lost the lead between its claim and nova's answer; a plan whose last
+    actions were such is already done). One query, plus one parse per plan."""
     table = models.LbPlanAction.__table__
     with database.reader() as session:
         rows = session.execute(
             sa.select(table.c.plan_id, table.c.position, table.c.updated_at,
                       models.LbPlan.actions)
             .join(models.LbPlan, models.LbPlan.id == table.c.plan_id)
-            .where(models.LbPlan.status == 'executing', table.c.status == STARTED,
+            .where(models.LbPlan.status.in_(('executing', 'done')),
+                   table.c.status == STARTED,
                    sa.or_(table.c.detail.is_(None), table.c.detail != token))).all()
     by_plan = collections.defaultdict(dict)
     for plan_id, position, claimed_at, _entries in rows:
@@ -243,11 +245,9 @@ class Progress:
 
 
 def finish_if_complete(database, plan_id):
-    """executing -> done once none of the plan's actions is pending or started (a
-    started one is settled by ``orphans``' reconciliation); True if it moved."""
+    """executing -> done once none of the plan's actions is pending; True if it moved."""
     table = models.LbPlanAction.__table__
-    still_pending = sa.exists().where(table.c.plan_id == plan_id,
-                                      table.c.status.in_((PENDING, STARTED)))
+    still_pending = sa.exists().where(table.c.plan_id == plan_id, table.c.status == PENDING)
     with database.writer() as session:
         result = session.execute(sa.update(models.LbPlan)
                                  .where(models.LbPlan.id == plan_id,

@@ -109,7 +109,8 @@ def test_busy_or_unreachable_is_left_for_a_later_cycle(database):
     assert plan_recovery.reconcile(FakeNova(_server('src', 'migrating')), database, NEW) == {}
     assert plan_recovery.reconcile(FakeNova(unavailable=True), database, NEW) == {}
     assert _status(database, plan_id) == plans.STARTED
-    assert not plans.finish_if_complete(database, plan_id)  # started is not finished
+    assert plans.finish_if_complete(database, plan_id)  # nothing pending: done
+    assert [o[0] for o in plans.orphans(database, NEW)] == [plan_id]  # still settled
 
 
 def test_gone_or_elsewhere_is_skipped(database):
