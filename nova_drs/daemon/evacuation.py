@@ -145,6 +145,12 @@ class EvacuationSteps:
         if not self.budget.admit_evacuation(host):
             LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
             return True
+        return self._request_move(record, uuid, kind, phase)
+
+    def _request_move(self, record, uuid, kind, phase):
+        """Record the move, then ask nova (no destination: nova's scheduler
+        chooses); True when the evacuation stops here."""
+        host = record['host']
         # Recorded only while the host is still being emptied as read:
         # a cancel that won stops the evacuation here.
         request_id = drs_migrations.request_at(

@@ -87,7 +87,7 @@ class Orchestrator:
         suspending = {a.host for a in actions if a.kind == 'suspend'}
         budget = budget or budget_mod.budget_for(view, self.limits)
         cooling = self._cooling_lookup(actions)
-        members = None
+        members = []
         started, skipped, waiting, done = 0, [], [], []
         for index, action in enumerate(actions):
             if action.kind in ('wake', 'suspend'):
@@ -98,20 +98,9 @@ class Orchestrator:
                     continue
                 if not self._leading(len(actions) - index):
                     break
-                if progress is not None and not progress.claim(action):
-                    continue  # another daemon took it first
-                if action.kind == 'suspend' and members is None:
-                    members = _members_by_cluster(view)
-                why = self._power(action, view, members)
-                if why:
-                    LOG.info('not now: %s (%s)', action, why)
-                    skipped.append((action, why))
-                    if progress is not None:
-                        progress.finished(action, 'skipped', why)
-                    continue
-                budget.take_power(action.kind, action.host)
-                started += 1
-                done.append(action)
+                if self._start_power(action, view, budget, progress, members, skipped):
+                    started += 1
+                    done.append(action)
             elif action.source in suspending:
                 # The host lifecycle empties hosts it suspends itself, letting
                 # nova's scheduler (with our filters and weighers) choose.
@@ -142,6 +131,25 @@ class Orchestrator:
             LOG.info('%d actions wait for a later cycle (migration, suspend and wake '
                      'limits)', len(waiting))
         return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
+
+    def _start_power(self, action, view, budget, progress, members, skipped):
+        """Claim and start one suspend or wake; True when its state moved.
+
+        ``members``: the view's cluster membership, built on the first suspend
+        of the pass (a one-item list, so it is built once per pass)."""
+        if progress is not None and not progress.claim(action):
+            return False  # another daemon took it first
+        if action.kind == 'suspend' and not members:
+            members.append(_members_by_cluster(view))
+        why = self._power(action, view, members[0] if members else None)
+        if why:
+            LOG.info('not now: %s (%s)', action, why)
+            skipped.append((action, why))
+            if progress is not None:
+                progress.finished(action, 'skipped', why)
+            return False
+        budget.take_power(action.kind, action.host)
+        return True
 
     def _leading(self, left):
         """Asked right before each start only (with HA, one query to the backend):
