@@ -41,32 +41,19 @@ import collections
 import datetime
 import heapq
 import itertools
-import json
-import math
 import threading
 import urllib.parse
 import uuid as uuid_mod
 
-from keystoneauth1 import noauth
-from keystoneauth1 import session as ks_session
-from openstack import connection
 from oslo_utils import timeutils
-import requests
-import requests.adapters
 
 from nova_drs import cluster_policy
+from nova_drs.sim.twin import migrations
 
 ENDPOINT = 'http://twin.invalid'
 COMPUTE = '/compute/v2.1'
 PLACEMENT = '/placement'
 MAX_LIMIT = 1000
-#: nova's live_migration_completion_timeout: seconds per GiB of RAM before
-#: libvirt gives up on a pre-copy that does not converge.
-COMPLETION_TIMEOUT_PER_GIB = 800
-#: Seconds a live migration spends in ``preparing`` (pre-checks, target setup).
-PREPARE_SECONDS = 5.0
-#: When a stalled live migration would end on its own: never, within a run.
-STALLED = datetime.timedelta(days=3650)
 #: Placement ratio of the CloudSim null RAM/CPU model: after creation only the
 #: CPU demand is checked, as in the core-only simulator (engine.UNBOUNDED_RATIO).
 UNBOUNDED_RATIO = 1.0e6
@@ -79,26 +66,6 @@ VERSIONS = {
         'id': 'v1.0', 'status': 'CURRENT', 'max_version': '1.39', 'min_version': '1.0',
         'links': [{'rel': 'self', 'href': ''}]}]},
 }
-
-
-def stamp(when):
-    return when.strftime('%Y-%m-%dT%H:%M:%SZ')
-
-
-def precopy_seconds(ram_mb, dirty_mb_s, bandwidth_mb_s):
-    """Seconds of an iterative pre-copy live migration, or None if it cannot converge.
-
-    Clark et al., "Live Migration of Virtual Machines", NSDI 2005, and Akoush
-    et al., "Predicting the Performance of Virtual Machine Migration", MASCOTS
-    2010: round i copies what the guest dirtied during round i-1, so the
-    rounds form a geometric series of ratio D/B whose sum is at most
-    M / (B - D) (M: RAM, B: bandwidth, D: dirty rate). When D >= B the
-    pre-copy never converges and libvirt aborts it after nova's
-    ``live_migration_completion_timeout`` (800 s per GiB).
-    """
-    if dirty_mb_s >= bandwidth_mb_s:
-        return None
-    return ram_mb / (bandwidth_mb_s - dirty_mb_s)
 
 
 class NovaError(Exception):
@@ -131,7 +98,7 @@ class Host:
         self.rp_gone_until = None    # while set, placement has no provider for it
 
 
-class Cloud:
+class Cloud(migrations.Migrations):
     """Hosts and servers of one twin; every method runs under ``lock``."""
 
     def __init__(self, names, vm_types, models, host_names, placement, demand, rng,
@@ -165,7 +132,8 @@ class Cloud:
             self.vm_of[uuid] = v
             self.servers[uuid] = {
                 'id': uuid, 'name': name, 'status': 'ACTIVE', 'tenant_id': 'twin',
-                'user_id': 'twin', 'created': stamp(now), 'updated': stamp(now),
+                'user_id': 'twin', 'created': migrations.stamp(now),
+                'updated': migrations.stamp(now),
                 'OS-EXT-SRV-ATTR:host': host_names[where],
                 'OS-EXT-SRV-ATTR:hypervisor_hostname': host_names[where],
                 'OS-EXT-STS:task_state': None, 'OS-EXT-STS:vm_state': 'active',
@@ -289,7 +257,7 @@ class Cloud:
         return {'id': host.service_id, 'host': host.name, 'binary': 'nova-compute',
                 'zone': 'nova', 'status': 'enabled' if host.enabled else 'disabled',
                 'state': 'up' if host.up else 'down', 'forced_down': False,
-                'updated_at': stamp(host.heartbeat),
+                'updated_at': migrations.stamp(host.heartbeat),
                 'disabled_reason': host.disabled_reason}
 
     def _set_service(self, service_id, body):
@@ -372,106 +340,6 @@ class Cloud:
         self._start_migration(server, source, destination)
         return 202, None
 
-    def _accepts(self, host, server, source):
-        """nova's scheduler checks for a named host: up, enabled, not the source."""
-        return host.up and host.enabled and host.name != source
-
-    def load(self, host_name):
-        """MIPS demanded on a host now (servers migrating in counted there too)."""
-        return sum(self.demand(self.vm_of[uuid]) for uuid in self.placed().get(host_name, ()))
-
-    def choose_host(self, server, source):
-        """nova's scheduler for a move without a host: ComputeFilter (up and
-        enabled), the CPU demand fits, then nova-drs's weighers: fewest
-        migrations in progress (MigrationWeigher), then the fullest host
-        (power saving: emptied hosts stay empty); the name breaks ties."""
-        need = self.demand(self.vm_of[server['id']])
-        moving = collections.Counter()
-        for other in self.servers.values():
-            migration = other.get('_migration')
-            if migration is not None:
-                moving.update((migration['source_compute'], migration['dest_compute']))
-        best = None
-        for host in self.hosts.values():
-            if not self._accepts(host, server, source):
-                continue
-            load = self.load(host.name)
-            if load == 0 or load + need > host.capacity:
-                continue            # an empty host is kept empty (power saving)
-            key = (moving[host.name], -load / host.capacity, host.name)
-            if best is None or key < best[0]:
-                best = (key, host.name)
-        return best and best[1]
-
-    def _start_migration(self, server, source, destination):
-        now = timeutils.utcnow()
-        migration = {
-            'id': next(self._migration_ids), 'uuid': str(uuid_mod.UUID(
-                int=self.rng.getrandbits(128))),
-            'instance_uuid': server['id'], 'source_compute': source,
-            'dest_compute': destination, 'source_node': source, 'dest_node': destination,
-            'status': 'queued', 'migration_type': 'live-migration',
-            'created_at': stamp(now), 'updated_at': stamp(now),
-            'project_id': 'twin', 'user_id': 'twin'}
-        self.migrations.append(migration)
-        server['_migration'] = migration
-        server['status'] = 'MIGRATING'
-        server['OS-EXT-STS:task_state'] = 'migrating'
-        server['updated'] = stamp(now)
-        self._bump(destination)
-        slot = self.hosts[source]
-        begin = max(now, slot.busy_until or now)
-        v = self.vm_of[server['id']]
-        ram = server['flavor']['ram']
-        utilisation = min(1.0, self.demand(v) / server['flavor']['vcpus'])
-        seconds = precopy_seconds(ram, self.dirty_at_full * utilisation, self.bandwidth)
-        limit = COMPLETION_TIMEOUT_PER_GIB * max(ram / 1024.0, 1.0)
-        fails = seconds is None or seconds > limit or self.faults.migration_fails(server)
-        stalls = not fails and self.faults.migration_stalls(server)
-        if seconds is None or seconds > limit:
-            seconds = limit
-        elif fails:
-            seconds *= self.rng.random()          # fails part-way through
-        seconds = math.ceil(seconds)
-        running = begin + datetime.timedelta(seconds=PREPARE_SECONDS)
-        end = running + (STALLED if stalls else datetime.timedelta(seconds=seconds))
-        slot.busy_until = end
-        migration['_seconds'] = seconds
-        self.ends[migration['id']] = end
-        self.at(begin, lambda: self._phase(migration, 'preparing'))
-        self.at(running, lambda: self._phase(migration, 'running'))
-        if not stalls:
-            self.at(end, lambda: self._finish(server, migration,
-                                              'error' if fails else 'completed'))
-
-    def _phase(self, migration, status):
-        if migration['status'] in ('queued', 'preparing'):
-            migration['status'] = status
-            migration['updated_at'] = stamp(timeutils.utcnow())
-
-    def _finish(self, server, migration, status):
-        if migration['status'] not in ('queued', 'preparing', 'running'):
-            return                                     # aborted meanwhile
-        now = timeutils.utcnow()
-        migration['status'] = status
-        migration['updated_at'] = stamp(now)
-        slot = self.hosts[migration['source_compute']]
-        if slot.busy_until == self.ends.pop(migration['id'], None):
-            slot.busy_until = now                      # aborted: the slot is free
-        server.pop('_migration', None)
-        server['status'] = 'ACTIVE'
-        server['OS-EXT-STS:task_state'] = None
-        server['updated'] = stamp(now)
-        if status == 'completed':
-            for key in ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname'):
-                server[key] = migration['dest_compute']
-        self._bump(migration['source_compute'])
-        self._bump(migration['dest_compute'])
-        for observer in self.observers:
-            observer('migration', server=server['id'], source=migration['source_compute'],
-                     destination=migration['dest_compute'], status=status,
-                     seconds=migration['_seconds'])
-
     def _abort(self, server, migration_id):
         migration = server.get('_migration')
         if migration is None or str(migration['id']) != str(migration_id):
@@ -489,7 +357,7 @@ class Cloud:
         migration = server.pop('_migration', None)
         if migration is not None:
             migration['status'] = 'cancelled'
-        server = dict(server, status='DELETED', updated=stamp(timeutils.utcnow()))
+        server = dict(server, status='DELETED', updated=migrations.stamp(timeutils.utcnow()))
         self.gone.append(server)
         self._bump(server['OS-EXT-SRV-ATTR:host'])
 
@@ -520,52 +388,3 @@ def _public(server):
 
 def _parse(text):
     return timeutils.normalize_time(timeutils.parse_isotime(text))
-
-
-class _Adapter(requests.adapters.BaseAdapter):
-    """requests transport answering from the twin instead of a socket."""
-
-    def __init__(self, cloud):
-        super().__init__()
-        self.cloud = cloud
-
-    def send(self, request, timeout=None, **kwargs):
-        url = urllib.parse.urlsplit(request.url)
-        query = dict(urllib.parse.parse_qsl(url.query))
-        body = json.loads(request.body) if request.body else None
-        try:
-            status, answer = self.cloud.answer(request.method, url.path, query, body)
-        except Hang:
-            # The caller waits its read timeout (keystoneauth passes the
-            # session's), in virtual time, then requests gives up.
-            read = timeout[1] if isinstance(timeout, tuple) else timeout
-            if read is None:
-                raise RuntimeError('twin: a request without a timeout hung forever: '
-                                   '%s %s' % (request.method, request.url)) from None
-            timeutils.advance_time_seconds(read)
-            raise requests.exceptions.ReadTimeout(
-                'twin fault: %s did not answer in %s s' % (url.path, read),
-                request=request) from None
-        response = requests.Response()
-        response.status_code = status
-        response.headers['Content-Type'] = 'application/json'
-        response._content = b'' if answer is None else json.dumps(answer).encode()
-        response.url = request.url
-        response.request = request
-        response.reason = 'twin'
-        return response
-
-    def close(self):
-        pass
-
-
-def connect(cloud, timeout=None):
-    """An openstacksdk Connection whose requests the twin answers; ``timeout``
-    is the session's, as production loads it from ``[drs_auth] timeout``."""
-    transport = requests.Session()
-    transport.mount(ENDPOINT, _Adapter(cloud))
-    return connection.Connection(
-        session=ks_session.Session(auth=noauth.NoAuth(), session=transport,
-                                   timeout=timeout),
-        compute_endpoint_override=ENDPOINT + COMPUTE,
-        placement_endpoint_override=ENDPOINT + PLACEMENT)

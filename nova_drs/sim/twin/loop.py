@@ -21,8 +21,8 @@ costs that cycle only); every 300 s the trace sample reaches the statistics
 store through ``stats.ingest.insert_samples``, the collector's code. Between
 cycles the twin runs its events (migration phases, hosts going down and
 coming up) and meters energy, SLA and migrations with the simulator's
-definitions (``TwinAccumulator``). After every cycle the invariants are
-checked (``check_invariants``).
+definitions (``metering.TwinAccumulator``). After every cycle the invariants are
+checked (``invariants.check``).
 
 With a fault seed two daemons share the database and the cloud, each with
 its own connection and caches, and one leader lock (``twin.election``): a
@@ -47,15 +47,16 @@ from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import migration as db_migration
 from nova_drs.loadbalancer import catalog
-from nova_drs.loadbalancer import power as power_model
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
-from nova_drs.sim import metrics
 from nova_drs.sim import oscillation
 from nova_drs.sim.twin import cloud as twin_cloud
 from nova_drs.sim.twin import election as twin_election
 from nova_drs.sim.twin import faults as twin_faults
+from nova_drs.sim.twin import invariants as twin_invariants
+from nova_drs.sim.twin import metering as twin_metering
 from nova_drs.sim.twin import power as twin_power
+from nova_drs.sim.twin import transport as twin_transport
 from nova_drs.stats import ingest
 
 #: Midnight of the trace day (the PlanetLab days are named YYYYMMDD).
@@ -66,66 +67,6 @@ BANDWIDTH_MB_S = 1000.0 / 8 / 2
 #: VM's utilisation. At 40 MB/s a 1740 MB VM at full load takes 77 s, idle 28 s.
 DIRTY_MB_S_AT_FULL = 40.0
 SHORT_SLEEP = 3600.0
-
-
-def virtual_sqlite_clock(dbapi_connection, _record):
-    """The twin's database server runs on virtual time too.
-
-    Statistics are aged on the database server's clock (``created_at`` and the
-    time of the read, ``db.statistics.server_utc_now``), which on SQLite is
-    ``STRFTIME(format, 'now')``; an application function of the same name and
-    arity overrides SQLite's built-in, so 'now' is ``timeutils.utcnow()``.
-    Other values are parsed as SQLite's own time strings.
-    """
-    def strftime(fmt, value):
-        if value is None or fmt is None:
-            return None
-        when = timeutils.utcnow() if value == 'now' else \
-            datetime.datetime.fromisoformat(str(value))
-        fraction = '%02d.%03d' % (when.second, when.microsecond // 1000)
-        return when.strftime(fmt.replace('%f', fraction))
-    dbapi_connection.create_function('strftime', 2, strftime, deterministic=False)
-
-
-class TwinAccumulator(metrics.Accumulator):
-    """The simulator's accumulator, fed by constant-load segments of the twin.
-
-    Unlike the core-only model, where an empty host is off, a host draws
-    power (idle power when empty) from its power-on command until it is
-    down: emptying, waiting to suspend, shutting down and booting all cost.
-    """
-
-    def segment(self, loads, powered, seconds):
-        energy = 0.0
-        for i, ((allocated, requested), on) in enumerate(zip(loads, powered, strict=True)):
-            if allocated > 0:
-                energy += power_model.power(self.curves[i], allocated / self.caps[i]) * seconds
-                self.active_time += seconds
-                if allocated < requested * (1 - 1e-9):
-                    self.violation_time += seconds
-            elif on:
-                idle = power_model.power(self.curves[i], 0.0) * seconds
-                self.idle_on_ws += idle
-                energy += idle
-        self.energy_ws += energy
-        self._sample_energy += energy
-
-    def sample(self, loads, powered):
-        """One point of the series every trace interval."""
-        self.series['active_hosts'].append(sum(powered))
-        self.series['overloaded_hosts'].append(
-            sum(1 for alloc, req in loads if alloc < req * (1 - 1e-9)))
-        self.series['energy_kwh'].append(self._sample_energy / 3.6e6)
-        self.series['migrations'].append(self._step_migrations)
-        loads_on = [alloc / cap for (alloc, _req), cap, on
-                    in zip(loads, self.caps, powered, strict=True) if on]
-        self.series['load_stddev'].append(statistics.pstdev(loads_on) if loads_on else 0.0)
-        self._sample_energy = 0.0
-        self._step_migrations = 0
-
-    _sample_energy = 0.0
-    #: Energy of hosts powered on with nothing on them (the core counts none).
-    idle_on_ws = 0.0
 
 
 class ClosedLoop:
@@ -188,7 +129,7 @@ class ClosedLoop:
                 url = 'sqlite:///' + os.path.join(scratch, 'drs.sqlite')
             database = db_api.Database(url)
             if database.engine.dialect.name == 'sqlite':
-                sa.event.listen(database.engine, 'connect', virtual_sqlite_clock)
+                sa.event.listen(database.engine, 'connect', twin_metering.virtual_sqlite_clock)
                 database.engine.dispose()
             db_migration.sync(database)
             try:
@@ -209,7 +150,7 @@ class ClosedLoop:
             self.names, core.vm_types, core.models, core.host_names, placement,
             self._demand, self.rng, BANDWIDTH_MB_S, DIRTY_MB_S_AT_FULL, self.faults)
         self.power = twin_power.TwinPower(cloud, self.rng)
-        self.acc = TwinAccumulator(len(core.models), len(self.names),
+        self.acc = twin_metering.TwinAccumulator(len(core.models), len(self.names),
                                    [m.curve for m in core.models], core.capacity)
         self.ping_pong = oscillation.PingPongCounter(self.ping_pong_window)
         self.failed_migrations = 0
@@ -247,7 +188,7 @@ class ClosedLoop:
                 self.costs.append((time.perf_counter() - started, cloud.requests - requests,
                                    self._statements - statements, self.decision_seconds))
                 cycles += 1
-                self.check_invariants(database)
+                twin_invariants.check(self, database)
                 next_cycle += period
                 if progress is not None:
                     progress(min((now - self.start) // interval + 1, self.samples),
@@ -261,7 +202,7 @@ class ClosedLoop:
         """One daemon; with faults, a leader and a standby (their own
         connections and caches, one lock) so a takeover can happen."""
         def daemon(coordinator=None):
-            nova = service.nova_api.NovaAPI(twin_cloud.connect(
+            nova = service.nova_api.NovaAPI(twin_transport.connect(
                 self.cloud, timeout=conf.drs_auth.timeout))
             balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
                                             self.power, coordinator=coordinator)
@@ -416,52 +357,6 @@ class ClosedLoop:
             self.violations['samples_refused'] += len(errors)
 
     # -- invariants ------------------------------------------------------------
-    def check_invariants(self, database):
-        """After a cycle: what must always hold, counted per kind when it does not."""
-        cloud, conf = self.cloud, self.conf.loadbalancer
-        for server in cloud.servers.values():
-            if server['status'] == 'ERROR':
-                self.violations['server_in_error'] += 1
-        records = {r['host']: r for r in drs_hosts.list_all(database)}
-        for name, host in cloud.hosts.items():
-            record = records.get(name) or {}
-            state = record.get('suspend_state', drs_hosts.ACTIVE)
-            if not host.powered:
-                if any(s['OS-EXT-SRV-ATTR:host'] == name for s in cloud.servers.values()):
-                    self.violations['servers_on_sleeping_host'] += 1
-                if cloud.usages(name):
-                    self.violations['allocations_on_sleeping_host'] += 1
-                if state == drs_hosts.ACTIVE:
-                    self.violations['drs_active_but_host_off'] += 1
-            elif state == drs_hosts.SUSPENDED:
-                self.violations['drs_suspended_but_host_on'] += 1
-            if state == drs_hosts.ACTIVE and not record.get('disabled_by_drs') \
-                    and not host.enabled:
-                self.violations['service_left_disabled'] += 1
-        per_source, per_destination, total = (collections.Counter(),
-                                              collections.Counter(), 0)
-        for server in cloud.servers.values():
-            migration = server.get('_migration')
-            if migration is not None:
-                per_source[migration['source_compute']] += 1
-                per_destination[migration['dest_compute']] += 1
-                total += 1
-        if any(n > conf.max_migrations_per_host for n in per_source.values()):
-            self.violations['migrations_per_host_limit'] += 1
-        if any(n > conf.max_migrations_per_destination for n in per_destination.values()):
-            self.violations['migrations_per_destination_limit'] += 1
-        if total > conf.max_migrations_per_cluster:
-            self.violations['migrations_per_cluster_limit'] += 1
-        cooldown = datetime.timedelta(seconds=conf.host_cooldown)
-        for host, when in self.power.suspend_commands:
-            woken = self.power.woken_at.get(host)
-            if woken is not None and when > woken and when - woken < cooldown:
-                self.violations['suspended_within_host_cooldown'] += 1
-        self.power.suspend_commands.clear()
-        lost = set(cloud.vm_of) - set(cloud.servers) - self.retired
-        if lost:
-            self.violations['server_lost'] += len(lost)
-
     # -- result ------------------------------------------------------------------
     def _summary(self, cycles):
         result = self.acc.summary()

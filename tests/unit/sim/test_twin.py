@@ -31,8 +31,11 @@ from nova_drs.sim.twin import cloud as twin_cloud
 from nova_drs.sim.twin import election as twin_election
 from nova_drs.sim.twin import faults as twin_faults
 from nova_drs.sim.twin import loop
+from nova_drs.sim.twin import metering as twin_metering
+from nova_drs.sim.twin import migrations as twin_migrations
 from nova_drs.sim.twin import power as twin_power
 from nova_drs.sim.twin import synthetic
+from nova_drs.sim.twin import transport as twin_transport
 
 #: CI's closed loop: 50 hosts, 65 VMs (CloudSim's density), 6 hours, faults on.
 HOSTS, SAMPLES, FAULT_SEED = 50, 72, 7
@@ -45,9 +48,9 @@ BOUNDS = {'energy_kwh': 2.0, 'migrations': 2.0}
 
 def test_precopy_model_converges_only_below_the_link_rate():
     # 1740 MB over 62.5 MB/s with 40 MB/s dirtied: 1740 / 22.5 s.
-    assert twin_cloud.precopy_seconds(1740, 40.0, 62.5) == pytest.approx(77.33, abs=0.01)
-    assert twin_cloud.precopy_seconds(1740, 0.0, 62.5) == pytest.approx(27.84)
-    assert twin_cloud.precopy_seconds(1740, 62.5, 62.5) is None
+    assert twin_migrations.precopy_seconds(1740, 40.0, 62.5) == pytest.approx(77.33, abs=0.01)
+    assert twin_migrations.precopy_seconds(1740, 0.0, 62.5) == pytest.approx(27.84)
+    assert twin_migrations.precopy_seconds(1740, 62.5, 62.5) is None
 
 
 def test_fault_kinds_name_calls_without_ids():
@@ -137,7 +140,7 @@ def test_cli_closed_loop_prints_both_rows_and_writes_json(tmp_path, capsys):
 def test_the_twin_database_server_runs_on_virtual_time():
     """Statistics age on the database server's clock: the twin's must be virtual."""
     engine_ = sa.create_engine('sqlite://')
-    sa.event.listen(engine_, 'connect', loop.virtual_sqlite_clock)
+    sa.event.listen(engine_, 'connect', twin_metering.virtual_sqlite_clock)
     timeutils.set_time_override(datetime.datetime(2011, 3, 3, 0, 5, 7, 123456))
     try:
         with engine_.connect() as connection:
@@ -160,7 +163,7 @@ def test_a_hung_call_costs_the_session_timeout_in_virtual_time():
     timeutils.set_time_override(start)
     try:
         cloud = _one_host_cloud(faults)
-        connection = twin_cloud.connect(cloud, timeout=60)
+        connection = twin_transport.connect(cloud, timeout=60)
         with pytest.raises(ks_exceptions.ConnectTimeout):
             connection.compute.get('/os-migrations')
         moved = timeutils.utcnow() - start
