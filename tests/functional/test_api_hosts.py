@@ -176,7 +176,8 @@ class TestSuspendUnsuspend(LoadBalancerApiTestCase):
             'empty host': '{"suspend_host": {"host": ""}}',
             'overlong host': json.dumps({'suspend_host': {'host': 'h' * 256}}),
             'host not a string': '{"suspend_host": {"host": 7}}',
-            'extra key': '{"suspend_host": {"host": "host1", "force": true}}',
+            'extra key': '{"suspend_host": {"host": "host1", "now": true}}',
+            'force not a boolean': '{"suspend_host": {"host": "host1", "force": "yes"}}',
             'arguments not an object': '{"suspend_host": "host1"}',
         }
         for case, raw in cases.items():
