@@ -65,7 +65,7 @@ def _version(conf):
 
 def _purge(conf):
     """Delete (or, --dry-run, count) the history past each table's retention."""
-    dry_run = conf.category.dry_run
+    dry_run = conf.category.purge_dry_run
     names = conf.category.table or None
     database = api.Database.from_conf(conf)
     now = timeutils.utcnow()
@@ -89,7 +89,9 @@ def add_parsers(subparsers):
                           '[drs_energy] reading_retention, [drs_stats] retention for '
                           'cycle inventories; samples: "stats purge")')})
     parsers['sync'].add_argument('revision', nargs='?', default='heads')
-    parsers['purge'].add_argument('--dry-run', action='store_true',
+    # A dest of its own: nova-loadbalancer's --dry-run is a top-level
+    # option named dry_run wherever both commands' options are registered.
+    parsers['purge'].add_argument('--dry-run', action='store_true', dest='purge_dry_run',
                                   help='count the rows that would be deleted, delete none')
     tables = sorted(list(history_purge.BY_NAME) + [history_purge.PLANS])
     parsers['purge'].add_argument('--table', action='append', metavar='TABLE', choices=tables,

@@ -122,7 +122,7 @@ def _sync(conf):
     placement = nova_utils.get_sdk_adapter('placement', admin=True)
     result, text = run_sync(conf, placement, db_api.shared_database(conf), ctxt,
                             aggregate=conf.category.aggregate,
-                            dry_run=conf.category.dry_run)
+                            dry_run=conf.category.sync_dry_run)
     print(text)
     return 0
 
@@ -138,5 +138,5 @@ def add_parsers(subparsers):
         'sync': (_sync, 'push aggregate ratios into placement inventories'),
         'report': (_report, 'capacity per aggregate and host')})
     parsers['sync'].add_argument('--aggregate', help='only the hosts of this aggregate')
-    parsers['sync'].add_argument('--dry-run', action='store_true',
+    parsers['sync'].add_argument('--dry-run', action='store_true', dest='sync_dry_run',
                                  help='print the changes without writing anything')
