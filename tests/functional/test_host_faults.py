@@ -21,6 +21,7 @@ the inventory kept between cycles survives, so a quiet cycle costs what a
 steady-state cycle costs, not a cold re-list.
 """
 
+import datetime
 import threading
 
 import fixtures
@@ -28,6 +29,7 @@ from keystoneauth1 import session as ks_session
 from nova.compute import api as compute_api
 
 from nova_drs.db import decisions
+from nova_drs.db import hosts as drs_hosts
 from nova_drs.observability import metrics
 from tests.functional import daemon_support
 from tests.functional import test_daemon_cycle
@@ -91,10 +93,24 @@ class TestOneBadHost(test_daemon_cycle.DaemonTestBase):
             self.drs_db, {'host1': 1.0, 'host2': 50.0, 'host3': 1.0, 'host4': 50.0,
                           'host5': 50.0, 'host6': 0.0}, load)
         self.fail_live_migrations_of(stuck['id'])
+        # A failed maintenance move is retried after a back-off (30 s, doubling):
+        # held at a day here, so the 500 is met once and every later cycle of
+        # this test backs off, however slow the machine.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_drs.daemon.evacuation.FIRST_RETRY', datetime.timedelta(days=1)))
         test_maintenance.enter(self, 'host2')
         faults_before = self.fault_count()
 
-        summaries = []
+        summaries = [self.cycle()]
+        # The cycle nova answered 500 on host2's move: host2 is left out of it
+        # (log, metric, explain) and the other hosts are planned.
+        self.assertIn('HTTP 500', summaries[0]['faulty_hosts']['host2'])
+        explained = {host: decisions.explain(self.drs_db, 'host', host, 1)[0]
+                     for host in ('host1', 'host2')}
+        self.assertEqual('host fault', explained['host1']['refusal'])
+        self.assertIn(provider, explained['host1']['reason'])
+        self.assertEqual('host fault', explained['host2']['refusal'])
+        self.assertIn('HTTP 500', explained['host2']['reason'])
         for _ in range(8):
             summaries.append(self.cycle())
             if self.state('host3') == 'suspended':
@@ -105,17 +121,14 @@ class TestOneBadHost(test_daemon_cycle.DaemonTestBase):
         for summary in summaries:
             self.assertNotIn('skipped', summary)
             self.assertIn('no resource provider', summary['faulty_hosts']['host1'])
-            self.assertIn('HTTP 500', summary['faulty_hosts']['host2'])
+        for summary in summaries[1:]:
+            # Backing off: nova is not asked again, so no new fault.
+            self.assertNotIn('host2', summary['faulty_hosts'])
         # host2 is still being emptied, its server still on it, and says why.
         self.assertEqual('entering_maintenance', self.state('host2'))
+        self.assertIn('HTTP 500', drs_hosts.get(self.drs_db, 'host2')['state_reason'])
         self.assertEqual('host2', self.server_host(stuck['id']))
-        self.assertGreaterEqual(self.fault_count() - faults_before, 2 * len(summaries))
-        explained = {host: decisions.explain(self.drs_db, 'host', host, 1)[0]
-                     for host in ('host1', 'host2')}
-        self.assertEqual('host fault', explained['host1']['refusal'])
-        self.assertIn(provider, explained['host1']['reason'])
-        self.assertEqual('host fault', explained['host2']['refusal'])
-        self.assertIn('HTTP 500', explained['host2']['reason'])
+        self.assertGreaterEqual(self.fault_count() - faults_before, len(summaries) + 1)
 
         # Settled (one cycle reads the inventories the last moves changed):
         # two quiet cycles, both with both faults, cost the same and re-list
@@ -125,7 +138,7 @@ class TestOneBadHost(test_daemon_cycle.DaemonTestBase):
         first, sent_first = requests.during(self.balancer.run_cycle)
         second, sent_second = requests.during(self.balancer.run_cycle)
         for summary in (first, second):
-            self.assertEqual({'host1', 'host2'}, set(summary['faulty_hosts']))
+            self.assertEqual({'host1'}, set(summary['faulty_hosts']))
         for sent in (sent_first, sent_second):
             self.assertEqual([], [u for _m, u, _p in sent if u.endswith('/inventories')])
             self.assertEqual([], [(u, p) for _m, u, p in sent if u.endswith('/servers/detail')
