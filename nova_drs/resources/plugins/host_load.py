@@ -27,9 +27,12 @@ class HostLoad(base.ComputeResourcePlugin):
 
     CPU comes from the virt driver's host CPU times (nova's ``cpu.percent``)
     when the driver provides a value for the period, otherwise from psutil
-    (busy time of the whole host since the previous period). Memory is what
-    the host's kernel reports as not available (psutil), so page cache does
-    not count as used.
+    (busy time of the whole host since the previous period), clamped to
+    0..100: nova's ``cpu.percent`` is a ratio of two counter deltas read a
+    moment apart and can stray past 100, and the collector refuses a sample
+    outside 0..100 (``stats.ingest.BOUNDS``). Memory is what the host's
+    kernel reports as not available (psutil), so page cache does not count
+    as used.
     """
 
     def __init__(self):
@@ -39,9 +42,10 @@ class HostLoad(base.ComputeResourcePlugin):
 
     def reset(self, resources, driver):
         if resources.cpu_percent is not None:
-            self._cpu = float(resources.cpu_percent)
+            cpu = float(resources.cpu_percent)
         else:
-            self._cpu = psutil.cpu_percent(interval=None)
+            cpu = psutil.cpu_percent(interval=None)
+        self._cpu = min(100.0, max(0.0, cpu))
         memory = psutil.virtual_memory()
         self._memory = (int((memory.total - memory.available) / MB), int(memory.total / MB))
 

@@ -213,3 +213,25 @@ class TestConsumersFilterBookkeeping(unittest.TestCase):
         consumers_filter.host_passes(host_state, request)
         self.assertEqual([('update', {'k': 'v'}), ('consume', request),
                           ('consume', request)], consumer.calls)
+
+
+class TestHostLoad(unittest.TestCase):
+    """The host's CPU % the monitor publishes is what the collector accepts."""
+
+    def _cpu(self, driver_percent):
+        from nova_drs.resources.plugins import host_load
+        plugin = host_load.HostLoad()
+        plugin.reset(base.HostResources('h', 'h', vcpus=4, memory_mb=0,
+                                        cpu_percent=driver_percent), None)
+        return plugin.report()['host_stats']['cpu_used_percent']
+
+    def test_driver_percent_past_100_is_published_as_100(self):
+        # nova's cpu.percent of a saturated host read between counter updates
+        # (seen at 124-125 on the mini-cloud): the collector would refuse it.
+        from nova_drs.stats import ingest
+        self.assertEqual(100.0, self._cpu(124))
+        self.assertEqual(ingest.BOUNDS['cpu_used_percent'][1], self._cpu(125))
+
+    def test_driver_percent_within_bounds_is_kept(self):
+        self.assertEqual(37.0, self._cpu(37))
+        self.assertEqual(0.0, self._cpu(-3))
