@@ -255,6 +255,15 @@ class ConsolidationScenarioTest(base.LoadBalancerTest):
                     and not s['OS-EXT-STS:task_state']]
 
         self._wait('%s woken and given servers by the daemon' % target, woken_and_used)
-        for server in self._servers(ids + [kept]).values():
-            self.assertEqual('ACTIVE', server['status'])
+
+        def settled():
+            # The rebalance may still be moving other servers onto the woken
+            # host: wait for those moves to end, never passing an ERROR.
+            servers = self._servers(ids + [kept])
+            for uuid, server in servers.items():
+                self.assertNotEqual('ERROR', server['status'], uuid)
+            return all(s['status'] == 'ACTIVE' and not s['OS-EXT-STS:task_state']
+                       for s in servers.values())
+
+        self._wait('every server ACTIVE with no move under way', settled)
         self.assertEqual(pinned, self._servers([kept])[kept]['OS-EXT-SRV-ATTR:host'])
