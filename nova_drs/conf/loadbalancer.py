@@ -64,7 +64,10 @@ daemon_opts = [
                     'evacuation (suspend, maintenance) lets nova choose, so until '
                     'nova lists its destination it takes one free slot of the hosts '
                     'that can receive servers, and evacuations wait while every such '
-                    'slot is taken.'),
+                    'slot is taken. nova-scheduler\'s MigrationLimitFilter reads it '
+                    'too and keeps every move nova places (live or cold migration, '
+                    'resize, evacuation) off hosts already receiving this many: set '
+                    'it in the nova.conf both read.'),
     cfg.IntOpt('max_migrations_per_cluster', default=10, min=1,
                help='Concurrent migrations within one cluster.'),
     cfg.IntOpt('decision_retention', default=24, min=1, max=24 * 90,

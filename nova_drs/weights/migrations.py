@@ -12,38 +12,24 @@
 
 """Avoid hosts that are already moving instances."""
 
-from nova import context as nova_context
-from nova import objects
 from nova.scheduler import weights
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
+from nova_drs.scheduling import migrations as nova_migrations
 from nova_drs.scheduling import request_cache
 from nova_drs.weights import base
 
 LOG = logging.getLogger(__name__)
 CONF = drs_conf.CONF
 
-#: Migration statuses of a move that still holds resources on both hosts;
-#: 'finished' is a cold migration/resize waiting for its confirmation.
-IN_PROGRESS = ('accepted', 'queued', 'preparing', 'pre-migrating', 'migrating',
-               'running', 'post-migrating', 'finished')
+#: Kept here for callers: the statuses are nova_drs.scheduling.migrations'.
+IN_PROGRESS = nova_migrations.IN_PROGRESS
 
 
 def migrations_per_host():
     """{host: number of in-progress migrations from or to it}, all cells, one query each."""
-    ctxt = nova_context.get_admin_context()
-    counts = {}
-    gathered = nova_context.scatter_gather_skip_cell0(
-        ctxt, objects.MigrationList.get_by_filters, {'status': list(IN_PROGRESS)})
-    for cell_uuid, result in gathered.items():
-        if isinstance(result, Exception) or result is nova_context.did_not_respond_sentinel:
-            LOG.warning('Cell %s did not list its migrations: %s', cell_uuid, result)
-            continue
-        for migration in result:
-            for host in {migration.source_compute, migration.dest_compute} - {None}:
-                counts[host] = counts.get(host, 0) + 1
-    return counts
+    return nova_migrations.per_host(nova_migrations.in_progress())
 
 
 class MigrationWeigher(weights.BaseHostWeigher):

@@ -101,6 +101,7 @@ def test_configure_edits_nova_conf_paste_and_credentials(tmp_path):
     assert nova['DEFAULT']['debug'] == 'true'
     assert nova['DEFAULT']['compute_monitors'] == 'cpu.drs'
     assert 'SuspendStateFilter' in nova['filter_scheduler']['enabled_filters']
+    assert 'MigrationLimitFilter' in nova['filter_scheduler']['enabled_filters']
     assert nova['filter_scheduler']['weight_classes'] == (
         'nova.scheduler.weights.all_weighers,nova_drs.weights.drs_weighers')
     assert nova['drs']['state_path'] == str(tmp_path / 'state')

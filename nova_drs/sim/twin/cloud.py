@@ -28,7 +28,9 @@ by the runner):
   allocations on both hosts; they follow it when it completes;
 * its duration is the pre-copy model (``precopy_seconds``);
 * a live migration without a host is placed by ``choose_host``, a stand-in
-  for nova's scheduler with nova-drs's power-saving weigher;
+  for nova's scheduler with nova-drs's MigrationLimitFilter and power-saving
+  weigher; a named host gets the same checks (``_accepts``: up, enabled, not
+  the source, below the arrival limit), as nova's scheduler without force;
 * a powered-off host's nova-compute is ``down`` and stops heart-beating;
 * faults (``twin.faults``): a call that hangs costs the caller its session's
   timeout of virtual time and ends in the read timeout requests raises (which
@@ -329,7 +331,7 @@ class Cloud(migrations.Migrations):
         wanted = (body['os-migrateLive'] or {}).get('host')
         if wanted is not None:
             target = self.hosts.get(wanted)
-            if target is None or not self._accepts(target, server, source):
+            if target is None or not self._accepts(target, server, source, self.arriving()):
                 raise NovaError(400, 'No valid host was found. %s cannot take %s'
                                 % (wanted, server['id']))
             destination = wanted

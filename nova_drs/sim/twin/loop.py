@@ -156,6 +156,8 @@ class ClosedLoop:
         self.failed_migrations = 0
         cloud.observers.append(self._migration_done)
         self.conf = conf = self._conf()
+        # The scheduler's MigrationLimitFilter reads the same option (nova.conf).
+        cloud.max_arrivals = conf.loadbalancer.max_migrations_per_destination
         self.balancers = self._daemons(conf, database)
         self.costs = []
         self._statements = 0

@@ -55,17 +55,30 @@ def precopy_seconds(ram_mb, dirty_mb_s, bandwidth_mb_s):
 class Migrations:
     """Live migrations of ``cloud.Cloud``: choose, start, advance, finish."""
 
-    def _accepts(self, host, server, source):
-        """nova's scheduler checks for a named host: up, enabled, not the source."""
-        return host.up and host.enabled and host.name != source
+    #: nova-drs's MigrationLimitFilter in the documented scheduler config:
+    #: ``[loadbalancer] max_migrations_per_destination`` (None: no limit).
+    max_arrivals = None
+
+    def arriving(self):
+        """host -> migrations in progress arriving on it."""
+        return collections.Counter(
+            server['_migration']['dest_compute'] for server in self.servers.values()
+            if server.get('_migration') is not None)
+
+    def _accepts(self, host, server, source, arriving):
+        """nova's scheduler checks for a host, named (without force, as the
+        daemon asks) or not: up and enabled (ComputeFilter), not the source,
+        fewer than ``max_arrivals`` migrations arriving (MigrationLimitFilter)."""
+        return (host.up and host.enabled and host.name != source
+                and (self.max_arrivals is None or arriving[host.name] < self.max_arrivals))
 
     def load(self, host_name):
         """MIPS demanded on a host now (servers migrating in counted there too)."""
         return sum(self.demand(self.vm_of[uuid]) for uuid in self.placed().get(host_name, ()))
 
     def choose_host(self, server, source):
-        """nova's scheduler for a move without a host: ComputeFilter (up and
-        enabled), the CPU demand fits, then nova-drs's weighers: fewest
+        """nova's scheduler for a move without a host: the checks of
+        ``_accepts``, the CPU demand fits, then nova-drs's weighers: fewest
         migrations in progress (MigrationWeigher), then the fullest host
         (power saving: emptied hosts stay empty); the name breaks ties."""
         need = self.demand(self.vm_of[server['id']])
@@ -74,9 +87,10 @@ class Migrations:
             migration = other.get('_migration')
             if migration is not None:
                 moving.update((migration['source_compute'], migration['dest_compute']))
+        arriving = self.arriving()
         best = None
         for host in self.hosts.values():
-            if not self._accepts(host, server, source):
+            if not self._accepts(host, server, source, arriving):
                 continue
             load = self.load(host.name)
             if load == 0 or load + need > host.capacity:

@@ -72,7 +72,7 @@ def test_monitor_alias_package_exists():
 
 
 def test_context_cell_helpers():
-    # weights/migrations.py, overcommit/nova_view.py, consumers/compute_units.py.
+    # scheduling/migrations.py, overcommit/nova_view.py, consumers/compute_units.py.
     from nova import context
     assert params(context.scatter_gather_skip_cell0)[:2] == ['context', 'fn']
     assert params(context.target_cell)[:2] == ['context', 'cell_mapping']
@@ -127,3 +127,36 @@ def test_soft_affinity_needs_the_literal_all_weighers_name():
     assert "'nova.scheduler.weights.all_weighers' in weight_classes" in source
     assert "validate_weigher(\n            'nova.scheduler.weights.affinity." in (
         inspect.getsource(scheduler_utils._get_group_details))
+
+
+def _before(source, first, then):
+    assert first in source and then in source, (first, then)
+    return source.index(first) < source.index(then)
+
+
+def test_a_move_has_its_migration_record_before_it_is_scheduled():
+    # filters/migration_limit.py: a request is a move when its server has an
+    # in-progress migration record (nova writes it before asking the
+    # scheduler), and only a request with ignore_hosts or
+    # requested_destination.cell can be one (a boot sets neither).
+    from nova import objects
+    from nova.compute import api
+    from nova.conductor import manager
+    from nova.conductor.tasks import live_migrate
+    from nova.conductor.tasks import migrate
+    objects.register_all()
+    assert {'ignore_hosts', 'requested_destination', 'instance_uuid'} <= set(
+        objects.RequestSpec.fields)
+    assert 'cell' in objects.Destination.fields
+    assert _before(inspect.getsource(manager.ComputeTaskManager._live_migrate),
+                   'migration.create()', 'task.execute()')
+    execute = inspect.getsource(migrate.MigrationTask._execute)
+    assert _before(execute, 'self._preallocate_migration()', 'self._schedule()')
+    assert _before(execute, 'self._set_requested_destination_cell(', 'self._schedule()')
+    assert _before(inspect.getsource(api.API.evacuate), 'migration.create()',
+                   'rebuild_instance(')
+    find = inspect.getsource(live_migrate.LiveMigrationTask._find_destination)
+    assert 'attempted_hosts = [self.source]' in find
+    assert 'request_spec.ignore_hosts = attempted_hosts' in find
+    assert 'requested_destination.cell' in inspect.getsource(
+        manager.ComputeTaskManager._restrict_request_spec_to_cell)
