@@ -32,28 +32,20 @@ from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import migration
 from nova_drs.power import base
+from tests.unit.daemon import test_lifecycle_faults
 
 START = datetime.datetime(2026, 11, 27, 12, 0, 0)
 SUSPEND_TIMEOUT = 600
 
 
-class EmptyHostNova:
+class EmptyHostNova(test_lifecycle_faults.Nova):
     """host1: no servers, no allocations, nova-compute disabled and up."""
 
     def __init__(self):
-        self.service = {'id': 7, 'host': 'host1', 'status': 'disabled', 'state': 'up'}
+        super().__init__(failing={})
 
     def compute_service(self, host):
-        return dict(self.service)
-
-    def migrations(self, **filters):
-        return []
-
-    def servers_on_host(self, host):
-        return []
-
-    def hypervisors(self):
-        return []
+        return {'id': 7, 'host': host, 'status': 'disabled', 'state': 'up'}
 
 
 class Bmc:
