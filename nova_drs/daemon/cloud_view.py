@@ -133,7 +133,7 @@ def _server_groups(groups):
 def _instances(raw, known_hosts):
     """(core Instances of the servers on known hosts, {uuid: opt-out level})."""
     group_of = _server_groups(raw.groups)
-    moved_at = last_moved(raw.recent_migrations)
+    moved_at = last_moved(raw.recent_migrations, raw.recent_requests)
     levels, instances = {}, []
     for uuid, server in raw.servers.items():
         host = server.get('OS-EXT-SRV-ATTR:host')
@@ -156,21 +156,33 @@ def _instances(raw, known_hosts):
     return instances, levels
 
 
-def last_moved(migrations):
-    """{uuid: (POSIX time, source host)} of its newest live or cold migration
-    that ran or runs: the cooldown, and the host it must not go back to."""
+def last_moved(migrations, requests=()):
+    """{uuid: (POSIX time, source host)} of its newest move that ran or runs: the
+    start of the planner's cooldown, and the host a cooling server must not go
+    back to.
+
+    The one cooldown rule, read by the core (``last_migrated_at``): nova's
+    live and cold migrations, and the moves the daemon requested
+    (``requests``: lb_migrations rows that did not fail), which nova lists
+    only once it has them. A failed move is no move (the server never left);
+    the orchestrator holds its retry back instead.
+    """
     newest = {}
+
+    def note(uuid, when, source):
+        if uuid not in newest or when > newest[uuid][0]:
+            newest[uuid] = (when, source)
+
     for migration in migrations:
         if (migration.get('migration_type') not in MOVES_NOVA
                 or migration.get('status') in NOT_MOVED_NOVA):
             continue
         stamp = migration.get('updated_at') or migration.get('created_at')
-        if not stamp:
-            continue
-        when = nova_api.parse_time(stamp).timestamp()
-        uuid = migration['instance_uuid']
-        if uuid not in newest or when > newest[uuid][0]:
-            newest[uuid] = (when, migration.get('source_compute'))
+        if stamp:
+            note(migration['instance_uuid'], nova_api.parse_time(stamp).timestamp(),
+                 migration.get('source_compute'))
+    for request in requests:
+        note(request['instance_uuid'], request['created_at'].timestamp(), request['source'])
     return newest
 
 

@@ -66,6 +66,8 @@ class Raw:
     now: datetime.datetime
     #: nova migration records changed within migration_cooldown (any status)
     recent_migrations: list = dataclasses.field(default_factory=list)
+    #: the moves the daemon requested within migration_cooldown (lb_migrations)
+    recent_requests: list = dataclasses.field(default_factory=list)
     #: host -> seconds since the DRS database received its newest sample
     #: (the database server's clock): what ``stats_max_age`` judges
     stats_age: dict = dataclasses.field(default_factory=dict)
@@ -267,6 +269,7 @@ class Observer:
             cpu_history=self.history.cpu, stats_age=self.history.ages(),
             suspendable=self._suspendable_hosts(records, now), now=now,
             recent_migrations=self._recent_migrations(now),
+            recent_requests=self._recent_requests(now),
             faulty=dict(self.inventory.faulty))
 
     def _recent_migrations(self, now):
@@ -276,6 +279,13 @@ class Observer:
             return []
         since = now - self.migration_cooldown
         return self.nova.migrations(**{'changes-since': since.isoformat()})
+
+    def _recent_requests(self, now):
+        """The moves this daemon (or the one before it) asked nova for within the
+        cooldown, whatever came of them: one indexed query."""
+        if not self.migration_cooldown:
+            return []
+        return lb_migrations.requested_since(self.db, now - self.migration_cooldown)
 
     def reread_after_act(self, raw):
         """The same Raw with what the lifecycle steps changed: DRS records, services,

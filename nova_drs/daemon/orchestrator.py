@@ -20,10 +20,11 @@
   data then). One ``Budget`` per cycle is shared by the host lifecycle's
   evacuations, approved manual plans and the automatic plan, and also caps
   the suspends and wakes one cluster starts in a cycle.
-* Every request is recorded before nova is asked; an instance moved (or that
-  failed to move) recently is left alone for ``migration_cooldown``: the
-  planner already sees nova's migration records, this guards the moves nova
-  does not list yet.
+* Every request is recorded before nova is asked. The cooldown is the
+  planner's (one rule: cloud_view.last_moved gives it nova's records and these
+  requests); here an action is refused only when its server had a move
+  requested after the plan was decided, which the planner could not weigh,
+  or a move that failed within the cooldown (one try per cooldown).
 * A server opted out (``drs:automation``) is refused here too: ``disabled``
   always, ``manual`` unless the action comes from an approved manual plan.
 * Suspends and wakes only move a host's DRS state (compare-and-swap); the
@@ -57,8 +58,8 @@ def _members_by_cluster(view):
 
 class Orchestrator:
 
-    #: Instances whose cooldown one query reads, ahead of the action that needs it.
-    COOLDOWN_BATCH = 500
+    #: Instances one query asks about moves since the plan, ahead of the action that needs it.
+    MOVED_SINCE_BATCH = 500
 
     def __init__(self, nova, database, limits, migration_cooldown, still_leader,
                  clock=timeutils.utcnow, floor_of=None):
@@ -72,10 +73,12 @@ class Orchestrator:
         # (view, cluster) -> the cluster's floor of active hosts (SafetyLimits.floor)
         self.floor_of = floor_of or (lambda view, cluster: model.DEFAULT_LIMITS.floor)
 
-    def execute(self, actions, view, budget=None, progress=None):
+    def execute(self, actions, view, budget=None, progress=None, decided_at=None):
         """Carry out plan actions (db.plans.Action) within ``budget`` (the cycle's, shared by
-        every plan it runs); returns {'started': n, 'done': [actions started],
-        'skipped': [(action, why)], 'waiting': [actions the budget deferred]}.
+        every plan it runs), decided on a snapshot taken at ``decided_at`` (naive
+        UTC; None: now, so only this pass's own moves count); returns
+        {'started': n, 'done': [actions started], 'skipped': [(action, why)],
+        'waiting': [actions the budget deferred]}.
 
         ``progress`` (a db.plans.Progress) when the actions are a stored plan's:
         each is claimed before it is carried out, nova's refusal and every other
@@ -86,7 +89,7 @@ class Orchestrator:
         hosts = {h.name: h for h in view.snapshot.hosts}
         suspending = {a.host for a in actions if a.kind == 'suspend'}
         budget = budget or budget_mod.budget_for(view, self.limits)
-        cooling = self._cooling_lookup(actions)
+        moved_since = self._moved_since_lookup(actions, decided_at or self._now())
         members = []
         started, skipped, waiting, done = 0, [], [], []
         for index, action in enumerate(actions):
@@ -115,7 +118,7 @@ class Orchestrator:
                     skipped.append((action, why))
                     waiting.append(action)
                     continue
-                why = self._refuse(action, view, hosts) or cooling(action)
+                why = self._refuse(action, view, hosts) or moved_since(action)
                 if why:
                     self._refused(action, why, skipped, progress)
                     continue
@@ -206,30 +209,31 @@ class Orchestrator:
             return 'instance %s: neither live nor cold migratable' % server['status']
         return None
 
-    def _cooling_lookup(self, actions):
-        """action -> why its instance must not move yet (moved recently), or None.
-
-        The instances are asked in batches of COOLDOWN_BATCH migrations, from
-        the first one asked about onwards: one query for most cycles, never
-        one per action.
+    def _moved_since_lookup(self, actions, decided_at):
+        """action -> why its server must not move on this plan, or None: a move of
+        it was requested after ``decided_at``, so the plan did not weigh it, or
+        failed within the cooldown (lb_migrations.held_back). Asked in batches of
+        MOVED_SINCE_BATCH migrations, from the first one asked about onwards: one
+        query for most cycles, never one per action.
         """
         if not self.cooldown:
             return lambda action: None
         migrations = [a for a in actions if a.kind == 'migrate']
         index = {id(action): i for i, action in enumerate(migrations)}
-        known, recent = set(), {}
+        known, moved = set(), set()
 
-        def cooling(action):
+        def moved_since(action):
             if action.instance not in known:
                 start = index[id(action)]
-                batch = {a.instance for a in migrations[start:start + self.COOLDOWN_BATCH]}
-                recent.update(lb_migrations.recent_moves(
-                    self.db, batch, self._now() - self.cooldown))
+                batch = {a.instance for a in migrations[start:start + self.MOVED_SINCE_BATCH]}
+                moved.update(lb_migrations.held_back(self.db, batch, decided_at,
+                                                     self._now() - self.cooldown))
                 known.update(batch)
-            if recent.get(action.instance):
-                return 'moved within the last %ds (cooldown)' % self.cooldown.total_seconds()
+            if action.instance in moved:
+                return ('moved since this plan was decided, or failed to move, within '
+                        'the cooldown (%ds)' % self.cooldown.total_seconds())
             return None
-        return cooling
+        return moved_since
 
     def _migrate(self, action, view, progress=None):
         """Claim (a stored plan's action), record, then ask nova; True when nova accepted."""

@@ -168,7 +168,7 @@ class LoadBalancer:
             return summary
         self._record_inventory(view, planned, raw.now)
         with metrics.observe_phase('act'):
-            summary.update(self._act(actions, view, budget, record))
+            summary.update(self._act(actions, view, budget, record, decided_at=raw.now))
         record.evacuations(actions)
         self._store_decisions(record, view, rules, held)
         self._read_power()
@@ -310,8 +310,9 @@ class LoadBalancer:
             overcommit_alerts.alert(self.conf, over.host, over.resource, over.capacity,
                                     'nova-drs.loadbalancer')
 
-    def _act(self, actions, view, budget, record=None):
-        """Execute automatic clusters' actions; store manual ones for approval.
+    def _act(self, actions, view, budget, record=None, decided_at=None):
+        """Execute automatic clusters' actions (planned on what was observed at
+        ``decided_at``); store manual ones for approval.
 
         Approved and executing plans run first, within the same cycle
         ``budget`` as the lifecycle's evacuations and the automatic plan: each
@@ -332,12 +333,13 @@ class LoadBalancer:
         term = self._term()
         if term is not None:  # only a leader settles what a previous term left
             plan_recovery.reconcile(self.nova, self.db, term)
-        for plan_id, status, pending in plans.runnable(self.db):
+        for plan_id, status, pending, decided_at in plans.runnable(self.db):
             if status == 'approved' and not plans.set_status(self.db, plan_id, 'executing',
                                                              'approved'):
                 continue
             result = self.orchestrator.execute(pending, view, budget,
-                                               plans.Progress(self.db, plan_id, term))
+                                               plans.Progress(self.db, plan_id, term),
+                                               decided_at=decided_at)
             self._count(summary, result)
             record.approved(plan_id, pending, result)
             record.refused(result['skipped'])
@@ -349,7 +351,7 @@ class LoadBalancer:
             # Every action is persisted by the orchestrator before it is taken;
             # the plan rows record what this cycle started (bounded by the
             # limits), the rest is re-planned next cycle on fresh data.
-            result = self.orchestrator.execute(automatic, view, budget)
+            result = self.orchestrator.execute(automatic, view, budget, decided_at=decided_at)
             self._count(summary, result)
             record.refused(result['skipped'])
             for cluster, of_cluster in _by_cluster(result['done']):

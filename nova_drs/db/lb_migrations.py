@@ -21,6 +21,8 @@ from nova_drs.db import models
 from nova_drs.db import retention
 
 REQUESTED = 'requested'
+#: Statuses of a request that left the server where it was.
+NOT_MOVED = frozenset(('failed', 'aborted'))
 
 
 def _as_dict(row):
@@ -115,6 +117,38 @@ def recent_moves(database, uuids, since):
             sa.select(table.c.instance_uuid, sa.func.count())
             .where(table.c.instance_uuid.in_(sorted(uuids)), table.c.created_at >= since)
             .group_by(table.c.instance_uuid)).all())
+
+
+def requested_since(database, since):
+    """[{instance_uuid, source, status, created_at}] of every move requested from
+    ``since`` on that did not fail (one query, bounded by the moves of one
+    cooldown): what the planner's cooldown adds to nova's migration records,
+    which list a move only once nova has it."""
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return [row._asdict() for row in session.execute(
+            sa.select(table.c.instance_uuid, table.c.source, table.c.status,
+                      table.c.created_at).where(table.c.created_at >= since,
+                                                table.c.status.not_in(sorted(NOT_MOVED))))]
+
+
+def held_back(database, uuids, after, failed_since):
+    """{instance_uuid} of ``uuids`` not to move now: a move requested after
+    ``after`` (the plan being carried out was decided without it), or one that
+    failed from ``failed_since`` on (one try per cooldown: nova refused or the
+    move broke, and a retry each cycle would only repeat it). From ``after``'s
+    whole second on (databases may keep whole seconds): a move of that very
+    second counts, the safe side."""
+    if not uuids:
+        return set()
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return set(session.scalars(
+            sa.select(table.c.instance_uuid).distinct()
+            .where(table.c.instance_uuid.in_(sorted(uuids)),
+                   sa.or_(table.c.created_at >= after.replace(microsecond=0),
+                          sa.and_(table.c.status.in_(sorted(NOT_MOVED)),
+                                  table.c.created_at >= failed_since)))))
 
 
 def counts_by_reason(database, since):

@@ -146,6 +146,7 @@ class LbMigration(TimestampMixin, Base):
     __table_args__ = (
         sa.Index('lb_migrations_instance_idx', 'instance_uuid', 'created_at'),
         sa.Index('lb_migrations_status_idx', 'status'),
+        sa.Index('lb_migrations_created_at_idx', 'created_at'),
     )
 
 

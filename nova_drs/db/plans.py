@@ -99,8 +99,9 @@ def save(database, mode, actions, status, cluster=None):
 
 
 def runnable(database):
-    """Approved and executing plans, oldest first, as (id, status, [Action]) with
-    only their actions still pending (each with its ``position``). Three queries.
+    """Approved and executing plans, oldest first, as (id, status, [Action],
+    created_at) with only their actions still pending (each with its
+    ``position``); ``created_at`` is when the plan was decided. Three queries.
 
     An entry that is not an action (a row written by hand) is recorded
     ``skipped`` with the reason and left out: the rest of the plan still runs.
@@ -109,7 +110,7 @@ def runnable(database):
     table = models.LbPlanAction.__table__
     with database.reader() as session:
         rows = session.execute(sa.select(models.LbPlan.id, models.LbPlan.status,
-                                         models.LbPlan.actions)
+                                         models.LbPlan.actions, models.LbPlan.created_at)
                                .where(models.LbPlan.status.in_(RUNNABLE))
                                .order_by(models.LbPlan.id)).all()
         if not rows:
@@ -131,7 +132,7 @@ def runnable(database):
         actions, bad = _actions(row.id, entries, pending[row.id])
         if bad:
             record(database, row.id, bad, SKIPPED, expected=PENDING)
-        result.append((row.id, row.status, actions))
+        result.append((row.id, row.status, actions, row.created_at))
     return result
 
 
@@ -151,7 +152,7 @@ def _track(database, plan_id, size):
 
 def approved(database):
     """Plans whose actions may still run, as (id, [pending Action])."""
-    return [(plan_id, actions) for plan_id, _, actions in runnable(database)]
+    return [(plan_id, actions) for plan_id, _, actions, _ in runnable(database)]
 
 
 def _actions(plan_id, entries, positions):

@@ -78,8 +78,16 @@ class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBa
         load[quiet['id']] = ('host3', 10.0)
         daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 80.0, 'host3': 5.0},
                                    load)
-        for server in busy:        # the daemon moved them minutes ago
-            lb_migrations.request(self.drs_db, server['id'], 'host1', 'host2', 'live', 'test')
+        # Moves of theirs requested while the cycle plans (after it observed):
+        # the plan did not weigh them, so the orchestrator holds its move back.
+        later = timeutils.utcnow() + datetime.timedelta(seconds=5)
+        for server in busy:
+            request = lb_migrations.request(self.drs_db, server['id'], 'host1', 'host2',
+                                            'live', 'test')
+            with self.drs_db.writer() as session:
+                session.execute(sa.update(models.LbMigration)
+                                .where(models.LbMigration.id == request)
+                                .values(created_at=later))
         summary = self.cycle()
         planned = [a.instance for a in summary['actions'] if a.kind == 'migrate'
                    and a.source == 'host2']

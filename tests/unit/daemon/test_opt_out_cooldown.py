@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""build_view: per-server opt-out levels and last_migrated_at from nova's records."""
+"""build_view: per-server opt-out levels, and last_migrated_at from nova's records and
+the daemon's own requests (the one cooldown rule)."""
 
 import datetime
 import logging
@@ -59,6 +60,38 @@ def test_last_migrated_at_comes_from_nova_migration_records():
 def test_failed_migrations_resizes_and_evacuations_do_not_count(kind, status):
     view = _view(recent_migrations=[_migration('s1', kind, status)])
     assert {i.uuid: i for i in view.snapshot.instances}['s1'].last_migrated_at is None
+
+
+def _request(uuid, status, seconds_ago, source='h8'):
+    return {'instance_uuid': uuid, 'source': source, 'status': status,
+            'created_at': NOW - datetime.timedelta(seconds=seconds_ago)}
+
+
+def test_the_daemons_own_requests_start_the_cooldown_before_nova_lists_them():
+    """observe reads the requests that did not fail (lb_migrations.requested_since)."""
+    view = _view(recent_requests=[_request('s1', 'requested', 5), _request('s1', 'done', 900),
+                                  _request('s2', 'done', 20)],
+                 recent_migrations=[_migration('s2', seconds_ago=600, source='h9')])
+    instances = {i.uuid: i for i in view.snapshot.instances}
+    assert (instances['s1'].last_migrated_at, instances['s1'].left_host) == (
+        NOW.timestamp() - 5, 'h8')
+    assert (instances['s2'].last_migrated_at, instances['s2'].left_host) == (
+        NOW.timestamp() - 20, 'h8')
+
+
+def test_a_failed_request_is_no_move_for_the_planner(tmp_path):
+    from nova_drs.db import api
+    from nova_drs.db import lb_migrations
+    from nova_drs.db import migration
+    database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+    migration.sync(database)
+    for uuid, status in (('s1', 'failed'), ('s2', 'aborted'), ('s3', 'done'), ('s4', None)):
+        request_id = lb_migrations.request(database, uuid, 'h1', 'h2', 'live', 'test')
+        if status:
+            lb_migrations.finish(database, request_id, status)
+    since = NOW - datetime.timedelta(days=3650)
+    assert sorted(r['instance_uuid'] for r in lb_migrations.requested_since(
+        database, since)) == ['s3', 's4']
 
 
 def _with_opt_out(metadata=None, extra_specs=None):

@@ -15,6 +15,7 @@ stored plans progress per action, acting is O(actions), suspends respect the
 locked floor."""
 
 
+import datetime
 import types
 
 import pytest
@@ -81,7 +82,7 @@ def _orchestrator(database, nova, leader=lambda: True, cooldown=600, limits=LIMI
 def _approve(database, actions):
     plan_id = plans.save(database, plans.MANUAL, actions, 'approved', cluster='c1')
     assert plans.set_status(database, plan_id, 'executing', 'approved')
-    [(_, _, pending)] = plans.runnable(database)
+    [(_, _, pending, _)] = plans.runnable(database)
     return plan_id, pending
 
 
@@ -134,7 +135,7 @@ def test_leadership_lost_mid_plan_leaves_the_rest_to_the_next_leader(database):
     assert not plans.finish_if_complete(database, plan_id)
     assert plans.get(database, plan_id)['status'] == 'executing'  # not done: two never ran
 
-    [(_, status, rest)] = plans.runnable(database)
+    [(_, status, rest, _)] = plans.runnable(database)
     assert (status, [a.position for a in rest]) == ('executing', [2, 3])
     second = RecordingNova()
     view = _view(['h1', 'h2'], {a.instance: 'h1' for a in rest})
@@ -163,7 +164,7 @@ def test_an_exception_mid_plan_leaves_it_executing_and_nothing_is_sent_twice(dat
         _orchestrator(database, first).execute(pending, view,
                                                progress=plans.Progress(database, plan_id))
     # The next cycle (or the next leader) resumes with what was never claimed.
-    [(_, status, rest)] = plans.runnable(database)
+    [(_, status, rest, _)] = plans.runnable(database)
     assert (status, [a.instance for a in rest]) == ('executing', ['vm00002'])
     second = RecordingNova()
     _orchestrator(database, second).execute(rest, view,
@@ -197,3 +198,36 @@ def test_a_daemon_suspend_within_the_floor_goes_ahead(database):
         [suspend], _view(['h1', 'h2', 'h3'], {}))
     assert result['started'] == 1
     assert drs_hosts.states(database)['h1'] == drs_hosts.SUSPENDING
+
+
+def test_a_move_the_plan_weighed_goes_one_requested_after_it_or_failed_waits(database):
+    """The cooldown is the planner's: a server moved before the plan was decided
+    (the core chose to move it again, its host being short) goes once the plan is
+    approved; one whose move was requested after the decision, or failed within
+    the cooldown, is refused, the word ``cooldown`` in the reason (what explain
+    reads)."""
+    from oslo_utils import timeutils
+
+    from nova_drs.db import lb_migrations
+    timeutils.set_time_override(timeutils.utcnow() - datetime.timedelta(minutes=10))
+    try:
+        lb_migrations.request(database, 'vm00000', 'h3', 'h1', 'live', 'earlier overload')
+        failed = lb_migrations.request(database, 'vm00002', 'h1', 'h3', 'live', 'earlier')
+        lb_migrations.finish(database, failed, 'failed')
+        timeutils.advance_time_seconds(60)
+        plan_id, pending = _approve(database, _moves(3))
+        [(_, _, _, decided_at)] = plans.runnable(database)
+        timeutils.advance_time_seconds(60)
+        lb_migrations.request(database, 'vm00001', 'h1', 'h3', 'live', 'another plan')
+    finally:
+        timeutils.clear_time_override()
+    view = _view(['h1', 'h2', 'h3'], {a.instance: 'h1' for a in pending})
+    nova = RecordingNova()
+    result = _orchestrator(database, nova, cooldown=3600).execute(
+        pending, view, progress=plans.Progress(database, plan_id), decided_at=decided_at)
+    assert nova.sent == ['vm00000']
+    assert sorted(a.instance for a, _ in result['skipped']) == ['vm00001', 'vm00002']
+    assert all('cooldown' in why for _, why in result['skipped'])
+    # without a cooldown nothing is held back
+    assert _orchestrator(database, RecordingNova(), cooldown=0).execute(
+        _moves(2)[1:], view)['started'] == 1

@@ -90,7 +90,7 @@ def test_never_asked_goes_back_to_pending_and_runs_again(database):
     assert _status(database, plan_id) == plans.PENDING
     # That request is withdrawn: the resent move is not held back by a cooldown.
     assert lb_migrations.open_requests(database) == []
-    assert [a.position for _, _, actions in plans.runnable(database) for a in actions] == [0]
+    assert [a.position for _, _, actions, _ in plans.runnable(database) for a in actions] == [0]
 
 
 def test_on_its_destination_or_a_record_after_the_claim_is_done(database):

@@ -73,7 +73,7 @@ def test_each_action_is_claimed_once_and_its_outcome_shown(database):
     plan_id = plans.save(database, plans.MANUAL, [WAKE, MIGRATE, SUSPEND], 'approved',
                          cluster='c1')
     assert plans.set_status(database, plan_id, 'executing', 'approved')
-    [(_, status, pending)] = plans.runnable(database)
+    [(_, status, pending, _)] = plans.runnable(database)
     assert (status, [a.position for a in pending]) == ('executing', [0, 1, 2])
     progress = plans.Progress(database, plan_id)
     assert progress.claim(pending[0]) is True
@@ -83,7 +83,7 @@ def test_each_action_is_claimed_once_and_its_outcome_shown(database):
     progress.finished(pending[1], plans.FAILED, 'nova refused: 400 no valid host')
     assert not plans.finish_if_complete(database, plan_id)  # the suspend is still pending
     # Resumed (another daemon, after a crash): only the suspend is left.
-    [(_, _, left)] = plans.runnable(database)
+    [(_, _, left, _)] = plans.runnable(database)
     assert left == [SUSPEND] and left[0].position == 2
     progress = plans.Progress(database, plan_id)
     progress.skip(left[0], 'host no longer active')
