@@ -87,6 +87,44 @@ def opted_out_moved(reply):
         ', '.join(moved))
 
 
+#: Every status of a plan (``--status`` of both CLIs' plan list; db.plans.STATUSES).
+PLAN_STATUSES = ('pending', 'approved', 'rejected', 'superseded', 'executing', 'done',
+                 'failed')
+
+#: Columns of a plan's actions in ``plan show``: (heading, key of plan_action_row()).
+PLAN_ACTION_COLUMNS = (('#', 'position'), ('Type', 'type'), ('Instance/Host', 'subject'),
+                       ('Source', 'source'), ('Destination', 'destination'),
+                       ('Reason', 'reason'), ('Status', 'status'))
+
+
+def plan_action_row(position, action):
+    """Action ``position`` (from 1) of a shown plan as a row of PLAN_ACTION_COLUMNS: a
+    migration's instance, a suspend's or wake's host; its status with the detail."""
+    if not isinstance(action, dict):  # an entry written by hand: shown as it is
+        return {'position': position, 'type': json.dumps(action)}
+    status = action.get('status')
+    if status and action.get('detail'):
+        status = '%s: %s' % (status, action['detail'])
+    return {'position': position, 'type': action.get('type'),
+            'subject': action.get('instance') or action.get('host'),
+            'source': action.get('source'), 'destination': action.get('destination'),
+            'reason': action.get('reason'), 'status': status}
+
+
+def text_table(columns, rows):
+    """Lines of ``rows`` (dicts) under the headings of ``columns`` ((heading, key)),
+    each column as wide as its widest cell, a missing value blank; '' without rows."""
+    if not rows:
+        return ''
+    lines = [[heading for heading, _ in columns]] + [
+        ['' if row.get(key) is None else str(row[key]) for _, key in columns]
+        for row in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(*lines, strict=True)]
+    return '\n'.join('  '.join(cell.ljust(width) for cell, width
+                                in zip(line, widths, strict=True)).rstrip()
+                      for line in lines)
+
+
 #: Columns of ``plan list`` in both CLIs: (heading, key of plan_row()).
 PLAN_COLUMNS = (('ID', 'id'), ('Cluster', 'cluster'), ('Mode', 'mode'),
                 ('Status', 'status'), ('Age', 'age'), ('Actions', 'actions'),

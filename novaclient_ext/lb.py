@@ -245,7 +245,7 @@ def do_lb_rule_delete(cs, args):
 @utils.arg('--cluster', metavar='<cluster>', default=None,
            help='Plans of this cluster only.')
 @utils.arg('--status', metavar='<status>', default=None,
-           choices=['pending', 'approved', 'rejected', 'executing', 'done', 'failed'],
+           choices=drs_client.PLAN_STATUSES,
            help='Plans in this status only.')
 @utils.arg('--limit', metavar='<N>', type=int, default=None,
            help='At most N plans (1..1000, default 100).')

@@ -15,7 +15,8 @@ progress; approved or rejected in manual mode.
 
 The daemon writes plans; the API only moves a pending plan to approved or
 rejected (compare-and-swap, so a plan the daemon already started cannot be
-rejected behind its back).
+rejected behind its back). A plan a later cycle superseded (its cluster's
+actions changed) answers 409 naming the pending plan that replaced it.
 """
 
 import webob.exc
@@ -68,6 +69,18 @@ class PlansController:
             current = db_plans.get(self.database, plan_id)
             if current is None:
                 raise webob.exc.HTTPNotFound('plan %d not found' % plan_id)
-            raise webob.exc.HTTPConflict('plan %d is %s; only a pending plan can be %s'
-                                         % (plan_id, current['status'], status))
+            raise webob.exc.HTTPConflict('%s; only a pending plan can be %s'
+                                         % (_why_not_pending(self.database, current), status))
         return 202, {'plan': plan}
+
+
+def _why_not_pending(database, plan):
+    """``plan 11 is approved``; a superseded plan names the pending plan of its cluster
+    that replaced it: ``plan 11 was superseded by plan 14``."""
+    if plan['status'] != db_plans.SUPERSEDED:
+        return 'plan %d is %s' % (plan['id'], plan['status'])
+    newer = db_plans.superseded_by(database, plan['id'], plan['cluster'])
+    if newer is None:
+        return ('plan %d was superseded: its cluster has no pending plan now'
+                % plan['id'])
+    return 'plan %d was superseded by plan %d' % (plan['id'], newer)

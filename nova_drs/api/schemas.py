@@ -157,7 +157,8 @@ PLAN_LIST_QUERY = {
     'properties': {'cluster': {'type': 'array', 'items': HOST, 'maxItems': 1},
                    'status': {'type': 'array', 'maxItems': 1, 'items': {
                        'type': 'string', 'enum': ['pending', 'approved', 'rejected',
-                                                  'executing', 'done', 'failed']}},
+                                                  'superseded', 'executing', 'done',
+                                                  'failed']}},
                    'limit': {'type': 'array', 'maxItems': 1,
                              'items': {'type': 'string', 'pattern': '^[0-9]{1,4}$'}}},
     'additionalProperties': False,

@@ -325,9 +325,9 @@ class LoadBalancer:
         automatic = [a for a in actions if a.automation == plans.AUTOMATIC]
         manual = [a for a in actions if a.automation == plans.MANUAL]
         summary = {'started': 0, 'deferred': 0, 'pending': len(manual), 'approved_run': 0}
-        plans.expire_pending(self.db)
-        for cluster, of_cluster in _by_cluster(manual):
-            plans.save(self.db, plans.MANUAL, of_cluster, 'pending', cluster=cluster)
+        # Each cluster's pending plan keeps its id while its actions do not
+        # change; a changed one (or none) supersedes it.
+        plans.offer(self.db, dict(_by_cluster(manual)))
         if manual:
             record.pending(manual)
         term = self._term()

@@ -162,7 +162,9 @@ class LbRule(TimestampMixin, Base):
 
 
 REQUEST_STATUSES = ('pending', 'running', 'done', 'failed')
-PLAN_STATUSES = ('pending', 'approved', 'rejected', 'executing', 'done', 'failed')
+#: superseded: a pending plan a later cycle replaced (migration 0014).
+PLAN_STATUSES = ('pending', 'approved', 'rejected', 'superseded', 'executing', 'done',
+                 'failed')
 #: pending: not sent yet; started: claimed, nova asked (or being asked); done:
 #: nova accepted it (or the host moved to suspending/waking); failed: nova
 #: refused it; skipped: no longer applicable when its turn came.

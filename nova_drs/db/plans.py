@@ -14,6 +14,9 @@
 and runs approved ones, the API lists and shows them and decides pending ones;
 every status change of a plan is the one compare-and-swap ``_swap``.
 
+A manual plan waits ``pending`` until an administrator approves or rejects it;
+each cycle ``offer``s its cluster's plan again, and a plan whose actions
+changed ``superseded`` it (a pending plan that did not change keeps its id).
 A plan runs ``approved -> executing -> done``; each of its actions has a row
 of its own, ``pending -> started -> done | failed`` (or ``skipped``), each
 step a compare-and-swap. An action is claimed (``started``) before nova is
@@ -54,8 +57,13 @@ def _loads(text):
 
 #: Plans whose actions may still run: the daemon that leads picks them up.
 RUNNABLE = ('approved', 'executing')
+#: A pending plan a later cycle replaced: its cluster's plan changed, or has no
+#: manual action any more. Never approved, never run.
+SUPERSEDED = 'superseded'
 #: Plans that will never change again (what ``purge`` deletes once old).
-FINISHED = ('done', 'rejected', 'failed')
+FINISHED = ('done', 'rejected', SUPERSEDED, 'failed')
+#: Every status of a plan.
+STATUSES = models.PLAN_STATUSES
 TABLE_NAME = models.LbPlan.__tablename__
 PENDING, STARTED, DONE, FAILED, SKIPPED = models.PLAN_ACTION_STATUSES
 
@@ -81,21 +89,125 @@ def save(database, mode, actions, status, cluster=None):
     The actions of a plan saved ``done`` (what an automatic cycle started)
     are ``done``; any other plan's are ``pending``. Two INSERTs.
     """
-    reasons = sorted({action.reason for action in actions})
     with database.writer() as session:
-        row = models.LbPlan(cluster=cluster, mode=mode, status=status,
-                            actions=json.dumps([action.to_json() for action in actions]),
-                            reasons=json.dumps(reasons),
-                            created_at=timeutils.utcnow())
-        session.add(row)
-        session.flush()
-        if actions:
-            now = timeutils.utcnow()
-            action_status = DONE if status == 'done' else PENDING
-            session.execute(sa.insert(models.LbPlanAction), [
-                {'plan_id': row.id, 'position': position, 'status': action_status,
-                 'updated_at': now} for position in range(len(actions))])
-        return row.id
+        return _insert(session, mode, actions, _dumps(actions), status, cluster)
+
+
+def _dumps(actions):
+    """The stored JSON form of ``actions`` (``lb_plans.actions``)."""
+    return json.dumps([action.to_json() for action in actions])
+
+
+def _insert(session, mode, actions, text, status, cluster):
+    reasons = sorted({action.reason for action in actions})
+    row = models.LbPlan(cluster=cluster, mode=mode, status=status, actions=text,
+                        reasons=json.dumps(reasons), created_at=timeutils.utcnow())
+    session.add(row)
+    session.flush()
+    if actions:
+        now = timeutils.utcnow()
+        action_status = DONE if status == 'done' else PENDING
+        session.execute(sa.insert(models.LbPlanAction), [
+            {'plan_id': row.id, 'position': position, 'status': action_status,
+             'updated_at': now} for position in range(len(actions))])
+    return row.id
+
+
+def offer(database, offered):
+    """Store this cycle's manual plans, ``{cluster: [Action] in plan order}``, each
+    as its cluster's one pending plan; returns ``{cluster: pending plan id}``.
+
+    A cluster whose pending plan holds the same actions (their stored JSON,
+    order included) keeps it: same id, nothing written, so the id an
+    administrator just read can still be approved. A changed plan supersedes
+    the pending one (compare-and-swap to ``superseded``) and is saved anew; the
+    pending plan of a cluster without manual actions this cycle is superseded.
+    One transaction: one SELECT of the pending plans, one UPDATE for those
+    superseded without a successor, and for each changed cluster an UPDATE
+    and two INSERTs.
+
+    Two daemons racing (a failover mid-cycle): the one that loses the swap
+    saves nothing for that cluster (the winner already replaced the plan);
+    two that both found no pending plan both insert, so after the commit
+    each cluster that got a new plan keeps only its newest pending one
+    (``_keep_newest``): never two pending plans for a cluster.
+    """
+    wanted = {cluster: (actions, _dumps(actions))
+              for cluster, actions in offered.items() if actions}
+    result, created = {}, []
+    with database.writer() as session:
+        current, stale = _pending(session)
+        replaced = {}
+        for cluster, (plan_id, text) in current.items():
+            if cluster in wanted and wanted[cluster][1] == text:
+                result[cluster] = plan_id
+            elif cluster in wanted:
+                replaced[cluster] = plan_id
+            else:
+                stale.append(plan_id)
+        _supersede(session, stale)
+        for cluster, (actions, text) in wanted.items():
+            if cluster in result:
+                continue
+            if cluster in replaced and not _swap(session, replaced[cluster], 'pending',
+                                                 SUPERSEDED, decided_by=SUPERSEDED):
+                continue  # another daemon decided or replaced it first
+            result[cluster] = _insert(session, MANUAL, actions, text, 'pending', cluster)
+            created.append(cluster)
+    if created:
+        result.update(_keep_newest(database, created))
+    return result
+
+
+def _pending(session):
+    """({cluster: (id, actions JSON) of its newest pending plan}, [ids of the
+    older pending plans of a cluster]): one SELECT."""
+    current, older = {}, []
+    for plan_id, cluster, text in session.execute(
+            sa.select(models.LbPlan.id, models.LbPlan.cluster, models.LbPlan.actions)
+            .where(models.LbPlan.status == 'pending').order_by(models.LbPlan.id)):
+        if cluster in current:
+            older.append(current[cluster][0])
+        current[cluster] = (plan_id, text)
+    return current, older
+
+
+def _supersede(session, ids):
+    """pending -> superseded for ``ids`` (those no longer pending are left as they are)."""
+    if ids:
+        session.execute(sa.update(models.LbPlan)
+                        .where(models.LbPlan.id.in_(ids), models.LbPlan.status == 'pending')
+                        .values(status=SUPERSEDED, decided_by=SUPERSEDED,
+                                updated_at=timeutils.utcnow()))
+
+
+def _keep_newest(database, clusters):
+    """Supersede all but the newest pending plan of each of ``clusters``; {cluster:
+    the id kept}. Run after the INSERTs committed, by each daemon that inserted:
+    the later of two racing daemons sees both plans. One SELECT, at most one UPDATE."""
+    named = [cluster for cluster in clusters if cluster is not None]
+    where = models.LbPlan.cluster.in_(named)
+    if None in clusters:
+        where = sa.or_(where, models.LbPlan.cluster.is_(None))
+    with database.writer() as session:
+        rows = session.execute(sa.select(models.LbPlan.id, models.LbPlan.cluster)
+                               .where(models.LbPlan.status == 'pending', where)
+                               .order_by(models.LbPlan.id)).all()
+        newest = {cluster: plan_id for plan_id, cluster in rows}
+        _supersede(session, [plan_id for plan_id, cluster in rows
+                             if plan_id != newest[cluster]])
+    return newest
+
+
+def superseded_by(database, plan_id, cluster):
+    """The id of the pending plan of ``cluster`` newer than plan ``plan_id`` (the one
+    that superseded it, or superseded that one), or None."""
+    where = (models.LbPlan.cluster.is_(None) if cluster is None
+             else models.LbPlan.cluster == cluster)
+    with database.reader() as session:
+        return session.execute(sa.select(sa.func.max(models.LbPlan.id))
+                               .where(models.LbPlan.status == 'pending', where,
+                                      models.LbPlan.id > plan_id)).scalar()
 
 
 def runnable(database):
@@ -337,14 +449,6 @@ def count_pending(database):
             models.LbPlan).where(models.LbPlan.status == 'pending')).scalar()
 
 
-def expire_pending(database):
-    """A new plan supersedes the pending ones (they were built on an old view)."""
-    with database.writer() as session:
-        session.execute(sa.update(models.LbPlan).filter_by(status='pending')
-                        .values(status='rejected', decided_by='superseded',
-                                updated_at=timeutils.utcnow()))
-
-
 def _finished_before(older_than):
     changed = sa.func.coalesce(models.LbPlan.updated_at, models.LbPlan.created_at)
     return sa.select(models.LbPlan.id).where(models.LbPlan.status.in_(FINISHED),
@@ -359,8 +463,8 @@ def purgeable(database, older_than):
 
 
 def purge(database, older_than):
-    """Delete finished plans (done, rejected, failed) last changed before ``older_than``
-    (naive UTC), with their action rows; returns how many plans went.
+    """Delete finished plans (done, rejected, superseded, failed) last changed before
+    ``older_than`` (naive UTC), with their action rows; returns how many plans went.
 
     Pending, approved and executing plans are never purged. Two DELETEs per 500 plans.
     """

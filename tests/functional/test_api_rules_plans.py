@@ -173,6 +173,18 @@ class TestPlans(test_api_hosts.LoadBalancerApiTestCase):
         self.assertFault(409, self.decide('reject', approved), 'approved')
         self.assertFault(404, self.decide('approve', 4242), '4242')
 
+    def test_a_superseded_plan_is_409_saying_so(self):
+        alone = self.add_plan(status='superseded', cluster='az1')
+        self.assertFault(409, self.decide('approve', alone),
+                         'plan %d was superseded: its cluster has no pending plan now; '
+                         'only a pending plan can be approved' % alone)
+        newer = self.add_plan(cluster='az1')
+        self.add_plan(cluster='az2')
+        self.assertFault(409, self.decide('reject', alone),
+                         'plan %d was superseded by plan %d' % (alone, newer))
+        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/plans?status=superseded')
+        self.assertEqual((200, [alone]), (status, [p['id'] for p in body['plans']]))
+
     def test_bad_decisions_are_400(self):
         for raw in ('{"approve": {"plan_id": "one"}}', '{"approve": {}}', '{"execute": {}}',
                     '{"approve": {"plan_id": 0}}', '{"approve": {"plan_id": 1}, "reject": {}}',

@@ -225,6 +225,18 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         shown = json.loads(out)
         self.assertEqual(('c1', 'pending 1', 'pending'),
                          (shown['cluster'], shown['progress'], shown['actions'][0]['status']))
+        self.assertEqual({'type': 'suspend', 'host': 'host3', 'reason': 'cluster idle',
+                          'cluster': 'c1', 'automation': 'manual', 'status': 'pending',
+                          'detail': None}, shown['actions'][0])
+        code, out, err = self.openstack('drs', 'plan', 'show', str(older))
+        self.assertEqual(0, code, err)
+        # One line per action under its headings, not one repr of the list.
+        self.assertRegex(out, r'\| actions +\| # +Type +Instance/Host +Source +Destination '
+                              r'+Reason +Status +\|')
+        self.assertRegex(out, r'\| +\| 1 +suspend +host3 +cluster idle +pending +\|')
+        self.assertNotIn("{'type'", out)
+        code, out, err = self.openstack('drs', 'plan', 'list', '--status', 'superseded')
+        self.assertEqual(0, code, err)
         code, out, err = self.openstack('drs', 'plan', 'show', '99999')
         self.assertEqual(1, code)
         self.assertIn('plan 99999 not found (HTTP 404)', err)

@@ -12,6 +12,7 @@
 
 """Whole daemon cycles on real nova: consolidate, suspend, wake, rebalance."""
 
+import json
 import time
 
 from nova_drs import conf as drs_conf
@@ -19,7 +20,9 @@ from nova_drs.daemon import coordination
 from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import models
+from nova_drs.db import plans as db_plans
 from nova_drs.loadbalancer import catalog
+from nova_drs.loadbalancer import model
 from tests.functional import base
 from tests.functional import daemon_support
 
@@ -335,6 +338,41 @@ class TestManualMode(DaemonTestBase):
         self.assertIn('suspended', drs_hosts.states(self.drs_db).values())
         for each in [server] + others:
             self.assertEqual('ACTIVE', self.admin_api.get_server(each['id'])['status'])
+
+
+    def decide(self, decision, plan_id):
+        """(status, body) of approving or rejecting a plan, whatever the status."""
+        response = self.admin_api.api_request(
+            '/loadbalancer/plan/action', method='POST',
+            body=json.dumps({decision: {'plan_id': plan_id}}), check_response_status=None)
+        return response.status_code, response.json()
+
+    def test_an_unchanged_plan_keeps_its_id_and_a_superseded_one_is_409(self):
+        """Issue 31: the id an operator read is the one the next cycles keep."""
+        self.quiet_host1()
+        # A pending plan of the cluster built on an older view: this cycle's differs.
+        older = db_plans.save(self.drs_db, db_plans.MANUAL, [db_plans.Action(
+            model.Wake('host3', 'an older view'), 'cluster1', db_plans.MANUAL)],
+            'pending', cluster='cluster1')
+        self.cycle()
+        plan = self.admin_api.api_get('/loadbalancer/plan').body['plan']
+        self.assertEqual(('cluster1', 'pending'), (plan['cluster'], plan['status']))
+        self.assertGreater(plan['id'], older)
+        self.cycle()
+        self.cycle()
+        again = self.admin_api.api_get('/loadbalancer/plan').body['plan']
+        self.assertEqual((plan['id'], 'pending', plan['actions']),
+                         (again['id'], again['status'], again['actions']))
+        pending = self.admin_api.api_get('/loadbalancer/plans?status=pending').body['plans']
+        self.assertEqual([plan['id']], [p['id'] for p in pending])
+        self.assertEqual('superseded', db_plans.get(self.drs_db, older)['status'])
+        for decision in ('approve', 'reject'):
+            status, body = self.decide(decision, older)
+            self.assertEqual(409, status, body)
+            self.assertIn('plan %d was superseded by plan %d' % (older, plan['id']),
+                          body['conflictingRequest']['message'])
+        status, body = self.decide('approve', plan['id'])
+        self.assertEqual((202, 'approved'), (status, body['plan']['status']), body)
 
 
 class TestClusterManualMode(TestManualMode):

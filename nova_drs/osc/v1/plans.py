@@ -12,10 +12,41 @@
 
 """``openstack drs plan list|show|approve|reject``: the loadbalancer's plans."""
 
+from cliff import columns
 from osc_lib.command import command
 
 from nova_drs import client
 from nova_drs.osc.v1 import hosts
+
+
+class ActionsColumn(columns.FormattableColumn):
+    """A plan's actions: in a table one line per action (position, type,
+    instance or host, source, destination, reason, status); in json or yaml the
+    list of dicts the API returned."""
+
+    def human_readable(self):
+        return client.text_table(client.PLAN_ACTION_COLUMNS, [
+            client.plan_action_row(position, action)
+            for position, action in enumerate(self._value or (), 1)])
+
+
+class LinesColumn(columns.FormattableColumn):
+    """A list shown one item a line in a table, as the list in json or yaml."""
+
+    def human_readable(self):
+        return '\n'.join(str(item) for item in self._value or ())
+
+
+def show_plan(plan):
+    """(columns, values) of a plan for ShowOne: its actions and reasons formatted."""
+    plan = dict(plan)
+    if 'actions' in plan:
+        plan['actions'] = ActionsColumn(plan['actions'])
+    if 'reasons' in plan:
+        plan['reasons'] = LinesColumn(plan['reasons'])
+    if 'progress' in plan:
+        plan['progress'] = client.plan_progress(plan['progress'])
+    return hosts.show(plan)
 
 
 class ListPlan(command.Lister):
@@ -25,8 +56,7 @@ class ListPlan(command.Lister):
         parser = super().get_parser(prog_name)
         parser.add_argument('--cluster', metavar='<cluster>', help='Plans of this cluster only')
         parser.add_argument('--status', metavar='<status>',
-                            choices=['pending', 'approved', 'rejected', 'executing', 'done',
-                                     'failed'], help='Plans in this status only')
+                            choices=client.PLAN_STATUSES, help='Plans in this status only')
         parser.add_argument('--limit', metavar='<N>', type=int, default=None,
                             help='At most N plans (1..1000, default 100)')
         return parser
@@ -50,9 +80,7 @@ class ShowPlan(command.ShowOne):
 
     def take_action(self, parsed_args):
         plan = self.app.client_manager.drs.get_plan(parsed_args.cluster, parsed_args.plan_id)
-        if plan:
-            plan = dict(plan, progress=client.plan_progress(plan.get('progress')))
-        return hosts.show(plan or {'id': None, 'status': 'no plan yet'})
+        return show_plan(plan or {'id': None, 'status': 'no plan yet'})
 
 
 class _Decide(command.ShowOne):
@@ -64,8 +92,8 @@ class _Decide(command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        return hosts.show(self.app.client_manager.drs.decide_plan(self.decision,
-                                                                  parsed_args.plan_id))
+        return show_plan(self.app.client_manager.drs.decide_plan(self.decision,
+                                                                 parsed_args.plan_id))
 
 
 class ApprovePlan(_Decide):
