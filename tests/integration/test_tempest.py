@@ -33,6 +33,10 @@ from tests.integration import scenario
 pytestmark = pytest.mark.integration
 
 TEMPEST_TIMEOUT = 1200
+#: The consolidation scenario repeats what test_daemon.py proves on the same
+#: cloud in the same run (+95 s): left out here unless NOVA_DRS_TEMPEST_ALL=1;
+#: it stays in the plugin, for devstack gates.
+EXCLUDED = None if os.environ.get('NOVA_DRS_TEMPEST_ALL') == '1' else r'test_consolidation'
 
 
 def _tempest_conf(cloud, path):
@@ -86,8 +90,10 @@ def test_tempest_plugin_passes_against_the_minicloud(cloud, tmp_path):
                     str(workspace)], check=True, capture_output=True)
     _tempest_conf(cloud, str(workspace / 'etc' / 'tempest.conf'))
 
-    result = subprocess.run([tempest, 'run', '--serial', '--regex', r'^nova_drs\.tests\.tempest'],
-                            cwd=workspace, capture_output=True, text=True,
+    command = [tempest, 'run', '--serial', '--regex', r'^nova_drs\.tests\.tempest']
+    if EXCLUDED:
+        command += ['--exclude-regex', EXCLUDED]
+    result = subprocess.run(command, cwd=workspace, capture_output=True, text=True,
                             timeout=TEMPEST_TIMEOUT)
 
     output = result.stdout + result.stderr
