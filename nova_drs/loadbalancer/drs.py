@@ -59,6 +59,11 @@ class DrsPolicy:
     """vSphere-DRS-like balancing and consolidation: servers sized by an upper
     quantile of their recent CPU, hot hosts relieved, cold hosts emptied and
     suspended, moves kept off recently moved servers.
+
+    The object holds only its parameters; what one cycle computes (sizes,
+    predicted loads, the host index) lives in a ``_Cycle`` kept on that
+    cycle's working state, so one policy plans any number of clusters, from
+    any number of threads.
     """
 
     PARAMETERS = schema.params(
@@ -76,9 +81,40 @@ class DrsPolicy:
         cooldown=schema.number(3600.0, 'a server moved this recently stays unless its host '
                                        'is over capacity', 'seconds'))
 
-    # -- sizing ------------------------------------------------------------
-    def _prepare(self, state):
-        window, quantile = self.window, self.quantile
+    def _cooling(self, state, j):
+        last = state.vm_last_migrated[j]
+        return last is not None and state.now - last <= self.cooldown
+
+    def place_new(self, state, j):
+        """Place a new instance by best fit on its full size.
+
+        Instances are placed one by one on one working state: the cycle
+        built for the first one carries the loads on to the next ones.
+        """
+        cycle = state.cycle
+        if cycle is None or cycle.policy is not self:
+            cycle = state.cycle = _Cycle(self, state)
+        cycle.size.append(state.vm_demand[j])
+        dest = cycle.find_host(state, j, (), allow_wake=True)
+        if dest is not None:
+            cycle.attach(state, j, dest)
+        return dest
+
+    def decide(self, state, rng):
+        state.cycle = _Cycle(self, state)
+        state.cycle.decide(state)
+
+
+class _Cycle:
+    """One cycle of a DrsPolicy on one working state: each server's
+    predicted size, each host's predicted load (``start_load`` as the cycle
+    found it, which the findings report), the host index and the suspended
+    hosts not yet woken."""
+
+    def __init__(self, policy, state):
+        self.policy = policy
+        self.cooling = policy._cooling
+        window, quantile = policy.window, policy.quantile
         self.size = [max(upper_quantile(h, window, quantile) * m, d)
                      for h, m, d in zip(state.vm_history, state.vm_mips, state.vm_demand,
                                         strict=True)]
@@ -89,45 +125,26 @@ class DrsPolicy:
         for j, i in state.arrivals:  # servers an emptied host is about to send there
             self.load[i] += self.size[j]
         self.start_load = list(self.load)
+        self.index = _LoadIndex(self.load, self.size, policy.place_predicted, state)
+        self.asleep = None  # sorted on the first wake
 
     def predicted(self, state, i):
         return self.load[i] / state.capacity[i]
 
-    def _attach(self, state, j, i, reason=None):
+    def attach(self, state, j, i, reason=None):
         state.attach(j, i, reason)
         self.load[i] += self.size[j]
         if i in self.index.key_of or reason is not None:
             self.index.update(state, i)
 
-    def _detach(self, state, j):
+    def detach(self, state, j):
         i = state.detach(j)
         self.load[i] -= self.size[j]
         if i in self.index.key_of:
             self.index.update(state, i)
         return i
 
-    def _cooling(self, state, j):
-        last = state.vm_last_migrated[j]
-        return last is not None and state.now - last <= self.cooldown
-
-    # -- cycle -------------------------------------------------------------
-    def place_new(self, state, j):
-        """Place a new instance by best fit on its full size."""
-        if getattr(self, '_placing', None) is not state:
-            self._placing = state
-            self._prepare(state)
-            self.index = _LoadIndex(self, state)
-            self._asleep = None
-        self.size.append(state.vm_demand[j])
-        dest = self.find_host(state, j, (), allow_wake=True)
-        if dest is not None:
-            self._attach(state, j, dest)
-        return dest
-
-    def decide(self, state, rng):
-        self._prepare(state)
-        self.index = _LoadIndex(self, state)
-        self._asleep = None
+    def decide(self, state):
         overloaded = [i for i in state.active_hosts if self.is_overloaded(state, i)]
         excluded = set(overloaded)
         leaving = []
@@ -138,34 +155,38 @@ class DrsPolicy:
         for j, source in leaving:
             dest = self.find_host(state, j, excluded, allow_wake=True)
             if dest is None:
-                self._attach(state, j, source)
+                self.attach(state, j, source)
             else:
-                self._attach(state, j, dest, OVERLOAD)
+                self.attach(state, j, dest, OVERLOAD)
         self.consolidate(state, excluded)
 
     def is_overloaded(self, state, i):
-        return (state.demand[i] > self.overload_now * state.capacity[i]
-                or self.load[i] > self.overload_predicted * state.capacity[i])
+        policy = self.policy
+        return (state.demand[i] > policy.overload_now * state.capacity[i]
+                or self.load[i] > policy.overload_predicted * state.capacity[i])
 
     def accepts(self, state, j, i):
         """Host i can take instance j within both placement targets."""
+        policy = self.policy
         cap = state.capacity[i]
-        return (self.load[i] + self.size[j] <= self.place_predicted * cap + 1e-9
-                and state.demand[i] + state.vm_demand[j] <= self.place_now * cap + 1e-9
+        return (self.load[i] + self.size[j] <= policy.place_predicted * cap + 1e-9
+                and state.demand[i] + state.vm_demand[j] <= policy.place_now * cap + 1e-9
                 and state.fits(j, i))
 
     def _fits_targets(self, state, i):
+        policy = self.policy
         cap = state.capacity[i]
-        return (state.demand[i] <= self.place_now * cap + 1e-9
-                and self.load[i] <= self.place_predicted * cap + 1e-9)
+        return (state.demand[i] <= policy.place_now * cap + 1e-9
+                and self.load[i] <= policy.place_predicted * cap + 1e-9)
 
     def shed(self, state, i):
         """Detach the fewest instances that bring host i back to targets."""
+        policy = self.policy
         gone = []
         hard = state.demand[i] > state.capacity[i]
         while not self._fits_targets(state, i):
             movable = [j for j in state.vms[i] if state.movable[j]]
-            resting = [j for j in movable if not self._cooling(state, j)]
+            resting = [j for j in movable if not self.cooling(state, j)]
             # A server moved within the cooldown goes only when nothing else
             # can and the host is really short: else it is what ping-pongs.
             movable = resting or (movable if hard else [])
@@ -173,43 +194,44 @@ class DrsPolicy:
                 break
             cap = state.capacity[i]
             enough = [j for j in movable
-                      if state.demand[i] - state.vm_demand[j] <= self.place_now * cap
-                      and self.load[i] - self.size[j] <= self.place_predicted * cap]
+                      if state.demand[i] - state.vm_demand[j] <= policy.place_now * cap
+                      and self.load[i] - self.size[j] <= policy.place_predicted * cap]
             if enough:
                 j = min(enough, key=lambda j: (state.vm_ram[j], self.size[j], j))
             else:
                 j = max(movable, key=lambda j: (self.size[j], -j))
-            self._detach(state, j)
+            self.detach(state, j)
             gone.append(j)
         return gone
 
     def find_host(self, state, j, excluded, allow_wake):
         left = state.vm_left[j]
-        if left is not None and self._cooling(state, j):
+        if left is not None and self.cooling(state, j):
             excluded = set(excluded) | {left}  # no ping-pong back to it
-        dest = self.index.best_fit(state, j, excluded)
+        dest = self.index.best_fit(state, j, excluded, self.accepts)
         if dest is None and allow_wake:
             dest = self._wake_for(state, j)
         return dest
 
     def _wake_for(self, state, j):
         """Wake the most efficient suspended host the instance fits on."""
-        if self._asleep is None:
-            self._asleep = sorted(state.suspended_hosts,
-                                  key=lambda i: (_watts_per_capacity(state, i), i))
-        left = state.vm_left[j] if self._cooling(state, j) else None
-        for pos, i in enumerate(self._asleep):
+        if self.asleep is None:
+            self.asleep = sorted(state.suspended_hosts,
+                                 key=lambda i: (_watts_per_capacity(state, i), i))
+        left = state.vm_left[j] if self.cooling(state, j) else None
+        for pos, i in enumerate(self.asleep):
             if i != left and self.accepts(state, j, i):
-                del self._asleep[pos]
+                del self.asleep[pos]
                 state.plan_wake(i)
                 self.index.update(state, i)
                 return i
         return None
 
     def consolidate(self, state, overloaded):
+        underload = self.policy.underload
         candidates = [i for i in state.active_hosts
                       if i not in overloaded and (state.vms[i] or state.idle_draws_power)
-                      and self.load[i] < self.underload * state.capacity[i]]
+                      and self.load[i] < underload * state.capacity[i]]
         # Least efficient hosts first, then those freed by fewest migrations.
         candidates.sort(key=lambda i: (-_watts_per_capacity(state, i), len(state.vms[i]),
                                        self.predicted(state, i), i))
@@ -220,7 +242,7 @@ class DrsPolicy:
                 break
             if i in receivers or not state.may_suspend(i):
                 continue
-            if any(self._cooling(state, j) for j in state.vms[i]):
+            if any(self.cooling(state, j) for j in state.vms[i]):
                 continue
             if not self.evacuate(state, i, receivers):
                 failures += 1
@@ -235,12 +257,12 @@ class DrsPolicy:
         journal = state.snapshot_journal()
         moved = []
         for j in sorted(state.vms[i], key=lambda j: -self.size[j]):
-            self._detach(state, j)
-            dest = self.index.best_fit(state, j, ())
+            self.detach(state, j)
+            dest = self.index.best_fit(state, j, (), self.accepts)
             if dest is None:
-                self._attach(state, j, i)
+                self.attach(state, j, i)
                 break
-            self._attach(state, j, dest, UNDERLOAD)
+            self.attach(state, j, dest, UNDERLOAD)
             moved.append((j, dest))
         else:
             receivers.update(dest for _j, dest in moved)
@@ -263,8 +285,10 @@ class _LoadIndex:
     left out, so they do not clog the scan.
     """
 
-    def __init__(self, policy, state):
-        self.policy = policy
+    def __init__(self, load, size, place_predicted, state):
+        # The cycle's own lists, not the cycle: no reference loop to wait
+        # for the garbage collector once the cycle is done.
+        self.load, self.size, self.place = load, size, place_predicted
         self.kinds = {}      # kind -> sorted [(fill, -watts per capacity, host)]
         self.kind_of = {}
         self.key_of = {}
@@ -292,27 +316,28 @@ class _LoadIndex:
         full = (state.used_vcpus[i] + self.smallest_vcpus > state.vcpu_capacity[i]
                 or state.used_ram[i] + self.smallest_ram > state.ram_capacity[i])
         if state.is_usable(i) and not full:
-            fill = self.policy.load[i] / (self.policy.place_predicted * state.capacity[i])
+            fill = self.load[i] / (self.place * state.capacity[i])
             # Among equally filled hosts the scan meets the most efficient first.
             key = (fill, -_watts_per_capacity(state, i), i)
             self.key_of[i] = key
             bisect.insort(self.kinds.setdefault(self._kind(state, i), []), key)
 
-    def best_fit(self, state, j, excluded):
-        """Fullest host that stays within both placement targets.
+    def best_fit(self, state, j, excluded, accepts):
+        """Fullest host ``accepts`` (state, j, i) takes: within both placement
+        targets.
 
         Per kind only the ``SCAN_LIMIT`` fullest hosts with enough predicted
         room and the ``SCAN_LIMIT`` emptiest ones are examined, so a cycle
         stays near-linear even when many instances fit nowhere.
         """
-        policy = self.policy
-        size = policy.size[j]
+        place = self.place
+        size = self.size[j]
         per_core = state.vm_demand[j] / max(state.vm_vcpus[j], 1)
         best = None
         for (cap, pe, _vcpus, _ram), keys in self.kinds.items():
-            if per_core > pe or size > policy.place_predicted * cap:
+            if per_core > pe or size > place * cap:
                 continue
-            top = bisect.bisect_right(keys, (1.0 - size / (policy.place_predicted * cap) + 1e-9,
+            top = bisect.bisect_right(keys, (1.0 - size / (place * cap) + 1e-9,
                                              0.0, len(state.capacity)))
             window = itertools.chain(range(top - 1, max(top - 1 - SCAN_LIMIT, -1), -1),
                                      range(0, min(SCAN_LIMIT, top - SCAN_LIMIT)))
@@ -321,7 +346,7 @@ class _LoadIndex:
                 if best is not None and key <= best:
                     break
                 i = key[2]
-                if i not in excluded and policy.accepts(state, j, i):
+                if i not in excluded and accepts(state, j, i):
                     best = key
                     break
         return None if best is None else best[2]

@@ -123,17 +123,18 @@ def _pct(value):
 
 
 class _Loads:
-    """Start-of-cycle load per host (and the drs policy's prediction) with
-    the policy's thresholds, computed once per cycle."""
+    """Start-of-cycle load per host (and the drs policy's prediction, from
+    the cycle it left on the state) with the policy's thresholds, computed
+    once per cycle."""
 
     def __init__(self, state, policy):
-        self.drs = hasattr(policy, 'overload_predicted') and hasattr(policy, 'start_load')
+        self.drs = hasattr(policy, 'overload_predicted') and hasattr(state.cycle, 'start_load')
         self.policy = policy
         # Only a server with a last migration time can be cooling down.
         last = state.vm_last_migrated
         self.any_migrated = last.count(None) != len(last)
         self.now = [d / c for d, c in zip(state.start_demand, state.capacity, strict=True)]
-        self.predicted = ([w / c for w, c in zip(policy.start_load, state.capacity,
+        self.predicted = ([w / c for w, c in zip(state.cycle.start_load, state.capacity,
                                                  strict=True)] if self.drs else None)
         if self.drs:
             thresholds = 'underload %s and within overload %s/%s' % (
@@ -204,7 +205,8 @@ def _migration_findings(state, policy, loads, migrations, candidates):
     new, drs = tuple.__new__, loads.drs
     over, under = _WHY_MOVED[drs, True], _WHY_MOVED[drs, False]
     host_index, capacity = state.host_index, state.capacity
-    load, place = getattr(policy, 'load', None), 100 * getattr(policy, 'place_predicted', 0.0)
+    load = getattr(state.cycle, 'load', None)
+    place = 100 * getattr(policy, 'place_predicted', 0.0)
     found = []
     for n, action in enumerate(migrations):
         source, dest = action.source, action.destination
@@ -299,7 +301,7 @@ def _kept_why(state, policy, loads, i, received):
 
 def _refused(state, policy, j, source, destination, candidates):
     """Up to TOP_REFUSED of ``candidates`` that cannot take server j now."""
-    accepts = getattr(policy, 'accepts', None)
+    accepts = getattr(state.cycle, 'accepts', None)
     refused = []
     for name, i in candidates:
         if name == source or name == destination:

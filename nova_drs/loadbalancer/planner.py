@@ -12,7 +12,6 @@
 
 """Entry points of the decision core: plan a cycle, place new instances."""
 
-import gc
 import random
 
 from nova_drs.loadbalancer import findings
@@ -32,24 +31,16 @@ def plan(snapshot, policy, limits=model.DEFAULT_LIMITS, seed=0, suspend_idle=Fal
     ``explain`` adds the plan's findings (why each host and server got its
     verdict); the simulator, which never reads them, turns it off.
     """
-    # A cycle allocates a few objects per instance and no reference cycles;
-    # pausing the collector saves repeated full scans of a large snapshot.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        model.validate(snapshot)
-        working = state_mod.WorkingState(snapshot, limits)
-        working.idle_draws_power = suspend_idle
-        policy.decide(working, random.Random(seed))
-        if suspend_idle:
-            _suspend_idle_hosts(working)
-        result = working.to_plan()
-        if explain:
-            result = model.Plan(result.actions, findings.collect(working, policy, result))
-        return result
-    finally:
-        if collecting:
-            gc.enable()
+    model.validate(snapshot)
+    working = state_mod.WorkingState(snapshot, limits)
+    working.idle_draws_power = suspend_idle
+    policy.decide(working, random.Random(seed))
+    if suspend_idle:
+        _suspend_idle_hosts(working)
+    result = working.to_plan()
+    if explain:
+        result = model.Plan(result.actions, findings.collect(working, policy, result))
+    return result
 
 
 def _suspend_idle_hosts(working):

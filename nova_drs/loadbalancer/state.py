@@ -88,6 +88,9 @@ class WorkingState:
         self.moves = []  # (vm, destination, reason), in decision order
         self._move_sources = []  # host each recorded move left
         self._detached_from = {}
+        # The policy's own figures for this cycle (drs: sizes, predicted loads),
+        # here, not on the policy, which thus serves concurrent cycles.
+        self.cycle = None
 
     def _load_instances(self, insts):
         """Column arrays for all instances (bulk, as this is the hot path)."""
