@@ -74,13 +74,12 @@ class Orchestrator:
         self.floor_of = floor_of or (lambda view, cluster: model.DEFAULT_LIMITS.floor)
 
     def execute(self, actions, view, budget=None, progress=None, decided_at=None):
-        """Carry out plan actions (db.plans.Action) within ``budget`` (the cycle's, shared by
-        every plan it runs), decided on a snapshot taken at ``decided_at`` (naive
-        UTC; None: now, so only this pass's own moves count); returns
-        {'started': n, 'done': [actions started], 'skipped': [(action, why)],
+        """Carry out plan actions (db.plans.Action) decided at ``decided_at`` (naive UTC;
+        None: now) within ``budget`` (the cycle's, shared by every plan it runs);
+        returns {'started': n, 'done': [actions started], 'skipped': [(action, why)],
         'waiting': [actions the budget deferred]}.
 
-        ``progress`` (a db.plans.Progress) when the actions are a stored plan's:
+        ``progress`` (a db.plan_progress.Progress) when the actions are a stored plan's:
         each is claimed before it is carried out, nova's refusal and every other
         outcome recorded; what the budget defers stays pending for a later
         cycle, what leadership loss leaves stays pending for the next leader.

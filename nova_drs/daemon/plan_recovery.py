@@ -38,6 +38,7 @@ import logging
 from nova_drs.daemon import nova_api
 from nova_drs.db import hosts
 from nova_drs.db import lb_migrations
+from nova_drs.db import plan_progress
 from nova_drs.db import plans
 
 LOG = logging.getLogger(__name__)
@@ -67,12 +68,12 @@ def reconcile(nova, database, token):
         if outcome is None:
             continue
         status, detail = outcome
-        if status == plans.PENDING and action.kind == 'migrate':
+        if status == plan_progress.PENDING and action.kind == 'migrate':
             # The dead leader's request record, if it got that far: no move
             # happened, and it must not hold the resent one back (cooldown).
             lb_migrations.withdraw(database, action.instance, action.source,
                                    action.destination)
-        if plans.record(database, plan_id, [(action.position, detail)], status):
+        if plan_progress.record(database, plan_id, [(action.position, detail)], status):
             LOG.warning('plan %s: %s left started by a previous leader: %s (%s)',
                         plan_id, action, status, detail)
             settled[status] = settled.get(status, 0) + 1
@@ -85,26 +86,26 @@ def _migration(nova, action, claimed_at):
         server = nova.server(action.instance)
     except nova_api.NovaRequestFailed as exc:
         if exc.status == 404:
-            return plans.SKIPPED, 'the server no longer exists'
+            return plan_progress.SKIPPED, 'the server no longer exists'
         raise nova_api.NovaUnavailable(str(exc), exc.status) from None
     host = server.get('OS-EXT-SRV-ATTR:host')
     if host == action.destination:
-        return plans.DONE, 'found on its destination after a change of leader'
+        return plan_progress.DONE, 'found on its destination after a change of leader'
     since_claim = [m for m in nova.migrations(instance_uuid=action.instance)
                    if (nova_api.parse_time(m.get('created_at')) or claimed_at) >= claimed_at]
     if since_claim:
         newest = max(since_claim, key=lambda m: m.get('id') or 0)
-        return plans.DONE, 'nova migration %s (%s) after a change of leader' % (
+        return plan_progress.DONE, 'nova migration %s (%s) after a change of leader' % (
             newest.get('id'), newest.get('status'))
     if server.get('OS-EXT-STS:task_state'):
         return None
     if host == action.source:
-        return plans.PENDING, 'never reached nova before a change of leader; sent again'
-    return plans.SKIPPED, 'the server is now on %s' % host
+        return plan_progress.PENDING, 'never reached nova before a change of leader; sent again'
+    return plan_progress.SKIPPED, 'the server is now on %s' % host
 
 
 def _power(action, states):
     """(status, detail): the host's state says whether the transition started."""
     if states.get(action.host) in _STARTED_STATES[action.kind]:
-        return plans.DONE, 'host %s after a change of leader' % states[action.host]
-    return plans.PENDING, 'never started before a change of leader; sent again'
+        return plan_progress.DONE, 'host %s after a change of leader' % states[action.host]
+    return plan_progress.PENDING, 'never started before a change of leader; sent again'

@@ -42,6 +42,7 @@ from nova_drs.daemon import planning
 from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
+from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.db import requests as admin_requests
 from nova_drs.db import rules as db_rules
@@ -102,7 +103,7 @@ class LoadBalancer:
         return self.coordinator is None or self.coordinator.still_leader()
 
     def _term(self):
-        """The leadership term this daemon claims plan actions in (db.plans.claim);
+        """The leadership term this daemon claims plan actions in (db.plan_progress.claim);
         None once it lost the lead (it then claims nothing: ``_leading``)."""
         if self.coordinator is None:
             return self.incarnation
@@ -316,7 +317,7 @@ class LoadBalancer:
 
         Approved and executing plans run first, within the same cycle
         ``budget`` as the lifecycle's evacuations and the automatic plan: each
-        action's progress is stored (db.plans), so a plan an exception, a
+        action's progress is stored (db.plan_progress), so a plan an exception, a
         restart or a failover interrupted is resumed here by whichever daemon
         leads, without sending any action twice. Every plan is saved with its
         cluster. What the orchestrator refuses goes into ``record``.
@@ -338,7 +339,7 @@ class LoadBalancer:
                                                              'approved'):
                 continue
             result = self.orchestrator.execute(pending, view, budget,
-                                               plans.Progress(self.db, plan_id, term),
+                                               plan_progress.Progress(self.db, plan_id, term),
                                                decided_at=decided_at)
             self._count(summary, result)
             record.approved(plan_id, pending, result)

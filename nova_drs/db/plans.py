@@ -10,21 +10,20 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Plans (tables ``lb_plans`` and ``lb_plan_actions``): the daemon stores each plan
-and runs approved ones, the API lists and shows them and decides pending ones;
-every status change of a plan is the one compare-and-swap ``_swap``.
+"""Plans (table ``lb_plans``): the daemon stores each plan and runs approved
+ones, the API lists and shows them and decides pending ones; every status
+change of a plan is the one compare-and-swap ``_swap``.
 
 A manual plan waits ``pending`` until an administrator approves or rejects it;
 each cycle ``offer``s its cluster's plan again, and a plan whose actions
 changed ``superseded`` it (a pending plan that did not change keeps its id).
-A plan runs ``approved -> executing -> done``; each of its actions has a row
-of its own, ``pending -> started -> done | failed`` (or ``skipped``), each
-step a compare-and-swap. An action is claimed (``started``) before nova is
-asked, recording the claiming leader's term, so whichever daemon leads next
-resumes an ``executing`` plan with the actions still pending; an action a
-previous term left ``started`` (it died between its claim and nova's answer)
-is one of ``orphans``, which the next leader settles from nova's records
-(``nova_drs.daemon.plan_recovery``): exactly once across daemons.
+A plan runs ``approved -> executing -> done``, ``done`` once none of its
+actions is pending. The progress of each action (claimed, sent, settled) is
+a row of its own, written by ``nova_drs.db.plan_progress``; this module calls
+it, in the same transaction where a plan and its rows must change together
+(saving a plan, purging it), and joins its rows to the plans they belong to
+(``runnable``: the actions still pending; ``orphans``: those a previous
+leadership term left started, for ``nova_drs.daemon.plan_recovery``).
 
 The daemon stores and reads the decision core's typed actions (``Action``,
 ``nova_drs.db.plan_entries``).
@@ -39,6 +38,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.db import models
+from nova_drs.db import plan_progress
 from nova_drs.db.plan_entries import Action
 from nova_drs.db.plan_entries import AUTOMATIC  # noqa: F401 (plans.AUTOMATIC)
 from nova_drs.db.plan_entries import MANUAL  # noqa: F401 (plans.MANUAL)
@@ -65,7 +65,6 @@ FINISHED = ('done', 'rejected', SUPERSEDED, 'failed')
 #: Every status of a plan.
 STATUSES = models.PLAN_STATUSES
 TABLE_NAME = models.LbPlan.__tablename__
-PENDING, STARTED, DONE, FAILED, SKIPPED = models.PLAN_ACTION_STATUSES
 
 
 def as_dict(row, progress=None):
@@ -104,12 +103,8 @@ def _insert(session, mode, actions, text, status, cluster):
                         reasons=json.dumps(reasons), created_at=timeutils.utcnow())
     session.add(row)
     session.flush()
-    if actions:
-        now = timeutils.utcnow()
-        action_status = DONE if status == 'done' else PENDING
-        session.execute(sa.insert(models.LbPlanAction), [
-            {'plan_id': row.id, 'position': position, 'status': action_status,
-             'updated_at': now} for position in range(len(actions))])
+    plan_progress.add(session, row.id, range(len(actions)),
+                      plan_progress.DONE if status == 'done' else plan_progress.PENDING)
     return row.id
 
 
@@ -219,7 +214,6 @@ def runnable(database):
     ``skipped`` with the reason and left out: the rest of the plan still runs.
     A plan stored before actions had progress rows gets them, pending.
     """
-    table = models.LbPlanAction.__table__
     with database.reader() as session:
         rows = session.execute(sa.select(models.LbPlan.id, models.LbPlan.status,
                                          models.LbPlan.actions, models.LbPlan.created_at)
@@ -227,39 +221,18 @@ def runnable(database):
                                .order_by(models.LbPlan.id)).all()
         if not rows:
             return []
-        ids = [row.id for row in rows]
-        pending = collections.defaultdict(set)
-        for plan_id, position in session.execute(
-                sa.select(table.c.plan_id, table.c.position)
-                .where(table.c.plan_id.in_(ids), table.c.status == PENDING)):
-            pending[plan_id].add(position)
-        tracked = dict(session.execute(sa.select(table.c.plan_id, sa.func.count())
-                                       .where(table.c.plan_id.in_(ids))
-                                       .group_by(table.c.plan_id)).all())
+        pending, tracked = plan_progress.positions(session, [row.id for row in rows])
     result = []
     for row in rows:
         entries = _loads(row.actions)
         if tracked.get(row.id, 0) < len(entries):
-            pending[row.id] |= _track(database, row.id, len(entries))
+            pending[row.id] |= plan_progress.track(database, row.id, len(entries))
         actions, bad = _actions(row.id, entries, pending[row.id])
         if bad:
-            record(database, row.id, bad, SKIPPED, expected=PENDING)
+            plan_progress.record(database, row.id, bad, plan_progress.SKIPPED,
+                                 expected=plan_progress.PENDING)
         result.append((row.id, row.status, actions, row.created_at))
     return result
-
-
-def _track(database, plan_id, size):
-    """Pending progress rows for the entries of a plan that have none; their positions."""
-    table = models.LbPlanAction.__table__
-    with database.writer() as session:
-        known = set(session.scalars(sa.select(table.c.position)
-                                    .where(table.c.plan_id == plan_id)))
-        missing = [position for position in range(size) if position not in known]
-        if missing:
-            session.execute(sa.insert(models.LbPlanAction), [
-                {'plan_id': plan_id, 'position': position, 'status': PENDING,
-                 'updated_at': timeutils.utcnow()} for position in missing])
-    return set(missing)
 
 
 def approved(database):
@@ -281,26 +254,18 @@ def _actions(plan_id, entries, positions):
     return actions, bad
 
 
-def claim(database, plan_id, position, token=None):
-    """pending -> started, the row's detail naming ``token`` (the claiming leader's
-    term): True when this caller may send the action."""
-    return bool(record(database, plan_id, [(position, token)], STARTED, expected=PENDING))
-
-
 def orphans(database, token):
     """[(plan_id, Action, claimed_at)]: actions of executing or done plans left
     ``started`` by a leadership term other than ``token`` (a daemon that died or
     lost the lead between its claim and nova's answer; a plan whose last
     actions were such is already done). One query, plus one parse per plan."""
-    table = models.LbPlanAction.__table__
+    orphaned = plan_progress.orphaned(token).subquery()
     with database.reader() as session:
         rows = session.execute(
-            sa.select(table.c.plan_id, table.c.position, table.c.updated_at,
+            sa.select(orphaned.c.plan_id, orphaned.c.position, orphaned.c.claimed_at,
                       models.LbPlan.actions)
-            .join(models.LbPlan, models.LbPlan.id == table.c.plan_id)
-            .where(models.LbPlan.status.in_(('executing', 'done')),
-                   table.c.status == STARTED,
-                   sa.or_(table.c.detail.is_(None), table.c.detail != token))).all()
+            .join(models.LbPlan, models.LbPlan.id == orphaned.c.plan_id)
+            .where(models.LbPlan.status.in_(('executing', 'done')))).all()
     by_plan = collections.defaultdict(dict)
     for plan_id, position, claimed_at, _entries in rows:
         by_plan[plan_id][position] = claimed_at
@@ -312,60 +277,13 @@ def orphans(database, token):
     return found
 
 
-def record(database, plan_id, outcomes, status, expected=STARTED):
-    """Move the actions of ``outcomes`` ([(position, detail)]) from ``expected`` to
-    ``status`` with their detail, in one statement; how many moved."""
-    if not outcomes:
-        return 0
-    table = models.LbPlanAction.__table__
-    statement = (table.update()
-                 .where(table.c.plan_id == plan_id,
-                        table.c.position == sa.bindparam('b_position'),
-                        table.c.status == expected)
-                 .values(status=status, detail=sa.bindparam('b_detail'),
-                         updated_at=timeutils.utcnow()))
-    with database.writer() as session:
-        result = session.execute(statement, [{'b_position': position, 'b_detail': detail}
-                                             for position, detail in outcomes])
-        return result.rowcount
-
-
-class Progress:
-    """The progress rows of one run of a stored plan, as the orchestrator moves them:
-    claims and outcomes of actions sent are written at once, skips in one
-    statement at the end of the run (``flush``)."""
-
-    def __init__(self, database, plan_id, token=None):
-        self.database = database
-        self.plan_id = plan_id
-        self.token = token  # the leadership term claims are recorded with
-        self._skips = []
-
-    def claim(self, action):
-        return claim(self.database, self.plan_id, action.position, self.token)
-
-    def finished(self, action, status, detail=None):
-        """started -> ``status`` (done, failed, or skipped after the claim)."""
-        record(self.database, self.plan_id, [(action.position, detail)], status)
-
-    def skip(self, action, detail):
-        """pending -> skipped, at ``flush``."""
-        self._skips.append((action.position, detail))
-
-    def flush(self):
-        skips, self._skips = self._skips, []
-        record(self.database, self.plan_id, skips, SKIPPED, expected=PENDING)
-
-
 def finish_if_complete(database, plan_id):
     """executing -> done once none of the plan's actions is pending; True if it moved."""
-    table = models.LbPlanAction.__table__
-    still_pending = sa.exists().where(table.c.plan_id == plan_id, table.c.status == PENDING)
     with database.writer() as session:
         result = session.execute(sa.update(models.LbPlan)
                                  .where(models.LbPlan.id == plan_id,
                                         models.LbPlan.status == 'executing',
-                                        ~still_pending)
+                                        ~plan_progress.any_pending(plan_id))
                                  .values(status='done', updated_at=timeutils.utcnow()))
         return result.rowcount == 1
 
@@ -394,11 +312,7 @@ def decide(database, plan_id, status, decided_by):
 
 
 def _with_progress(session, row):
-    table = models.LbPlanAction.__table__
-    progress = {position: (status, detail) for position, status, detail in session.execute(
-        sa.select(table.c.position, table.c.status, table.c.detail)
-        .where(table.c.plan_id == row.id))}
-    return as_dict(row, progress)
+    return as_dict(row, plan_progress.of_plan(session, row.id))
 
 
 def latest(database, cluster=None):
@@ -421,7 +335,6 @@ def get(database, plan_id):
 def list_plans(database, status=None, cluster=None, limit=100):
     """The newest ``limit`` plans (of ``status`` / ``cluster``), newest first, without
     their actions: id, cluster, mode, status, times, and actions per status."""
-    table = models.LbPlanAction.__table__
     query = sa.select(models.LbPlan.id, models.LbPlan.cluster, models.LbPlan.mode,
                       models.LbPlan.status, models.LbPlan.created_at,
                       models.LbPlan.updated_at, models.LbPlan.decided_by)
@@ -431,13 +344,7 @@ def list_plans(database, status=None, cluster=None, limit=100):
         query = query.where(models.LbPlan.cluster == cluster)
     with database.reader() as session:
         rows = session.execute(query.order_by(models.LbPlan.id.desc()).limit(limit)).all()
-        counts = collections.defaultdict(dict)
-        if rows:
-            for plan_id, action_status, number in session.execute(
-                    sa.select(table.c.plan_id, table.c.status, sa.func.count())
-                    .where(table.c.plan_id.in_([row.id for row in rows]))
-                    .group_by(table.c.plan_id, table.c.status)):
-                counts[plan_id][action_status] = number
+        counts = plan_progress.counts(session, [row.id for row in rows])
     return [dict(row._asdict(), actions=sum(counts[row.id].values()),
                  progress=counts[row.id]) for row in rows]
 
@@ -468,11 +375,10 @@ def purge(database, older_than):
 
     Pending, approved and executing plans are never purged. Two DELETEs per 500 plans.
     """
-    table = models.LbPlanAction.__table__
     with database.writer() as session:
         ids = session.scalars(_finished_before(older_than)).all()
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            session.execute(table.delete().where(table.c.plan_id.in_(chunk)))
+            plan_progress.delete(session, chunk)
             session.execute(sa.delete(models.LbPlan).where(models.LbPlan.id.in_(chunk)))
         return len(ids)

@@ -26,6 +26,7 @@ from nova_drs.daemon import orchestrator
 from nova_drs.db import api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import migration
+from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
 
@@ -131,7 +132,7 @@ def test_leadership_lost_mid_plan_leaves_the_rest_to_the_next_leader(database):
     answers = iter([True, True, False])
     first = RecordingNova()
     _orchestrator(database, first, leader=lambda: next(answers, False)).execute(
-        pending, view, progress=plans.Progress(database, plan_id))
+        pending, view, progress=plan_progress.Progress(database, plan_id))
     assert not plans.finish_if_complete(database, plan_id)
     assert plans.get(database, plan_id)['status'] == 'executing'  # not done: two never ran
 
@@ -139,7 +140,7 @@ def test_leadership_lost_mid_plan_leaves_the_rest_to_the_next_leader(database):
     assert (status, [a.position for a in rest]) == ('executing', [2, 3])
     second = RecordingNova()
     view = _view(['h1', 'h2'], {a.instance: 'h1' for a in rest})
-    _orchestrator(database, second).execute(rest, view, progress=plans.Progress(database,
+    _orchestrator(database, second).execute(rest, view, progress=plan_progress.Progress(database,
                                                                                 plan_id))
     assert plans.finish_if_complete(database, plan_id)
     assert sorted(first.sent + second.sent) == ['vm00000', 'vm00001', 'vm00002', 'vm00003']
@@ -149,7 +150,7 @@ def test_an_action_nova_refuses_is_failed_with_the_reason(database):
     plan_id, pending = _approve(database, _moves(2))
     view = _view(['h1', 'h2'], {a.instance: 'h1' for a in pending})
     _orchestrator(database, RecordingNova(refuse={'vm00000'})).execute(
-        pending, view, progress=plans.Progress(database, plan_id))
+        pending, view, progress=plan_progress.Progress(database, plan_id))
     assert plans.finish_if_complete(database, plan_id)
     shown = plans.get(database, plan_id)
     assert [(a['status'], a['detail']) for a in shown['actions']] == [
@@ -162,13 +163,13 @@ def test_an_exception_mid_plan_leaves_it_executing_and_nothing_is_sent_twice(dat
     first = RecordingNova(crash_on='vm00001')
     with pytest.raises(RuntimeError):
         _orchestrator(database, first).execute(pending, view,
-                                               progress=plans.Progress(database, plan_id))
+                                               progress=plan_progress.Progress(database, plan_id))
     # The next cycle (or the next leader) resumes with what was never claimed.
     [(_, status, rest, _)] = plans.runnable(database)
     assert (status, [a.instance for a in rest]) == ('executing', ['vm00002'])
     second = RecordingNova()
     _orchestrator(database, second).execute(rest, view,
-                                            progress=plans.Progress(database, plan_id))
+                                            progress=plan_progress.Progress(database, plan_id))
     assert plans.finish_if_complete(database, plan_id)
     assert first.sent + second.sent == ['vm00000', 'vm00002']
     shown = plans.get(database, plan_id)
@@ -224,7 +225,7 @@ def test_a_move_the_plan_weighed_goes_one_requested_after_it_or_failed_waits(dat
     view = _view(['h1', 'h2', 'h3'], {a.instance: 'h1' for a in pending})
     nova = RecordingNova()
     result = _orchestrator(database, nova, cooldown=3600).execute(
-        pending, view, progress=plans.Progress(database, plan_id), decided_at=decided_at)
+        pending, view, progress=plan_progress.Progress(database, plan_id), decided_at=decided_at)
     assert nova.sent == ['vm00000']
     assert sorted(a.instance for a, _ in result['skipped']) == ['vm00001', 'vm00002']
     assert all('cooldown' in why for _, why in result['skipped'])

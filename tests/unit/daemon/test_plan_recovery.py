@@ -24,6 +24,7 @@ from nova_drs.db import hosts
 from nova_drs.db import lb_migrations
 from nova_drs.db import migration
 from nova_drs.db import models
+from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
 
@@ -58,7 +59,7 @@ def _claimed(database, action, token=OLD):
     """An executing plan whose one action ``token``'s term claimed; (plan id, claim time)."""
     plan_id = plans.save(database, plans.MANUAL, [plans.Action(action)], 'approved')
     assert plans.set_status(database, plan_id, 'executing', 'approved')
-    assert plans.claim(database, plan_id, 0, token)
+    assert plan_progress.claim(database, plan_id, 0, token)
     table = models.LbPlanAction.__table__
     with database.reader() as session:
         claimed_at = session.scalar(sa.select(table.c.updated_at))
@@ -86,8 +87,8 @@ def test_never_asked_goes_back_to_pending_and_runs_again(database):
     # The dead leader recorded its request, then died before asking nova.
     lb_migrations.request(database, 'vm1', 'src', 'dst', 'live', 'overload')
     nova = FakeNova(_server('src'), [_record(claimed_at, -3600, id_=3)])  # an older move
-    assert plan_recovery.reconcile(nova, database, NEW) == {plans.PENDING: 1}
-    assert _status(database, plan_id) == plans.PENDING
+    assert plan_recovery.reconcile(nova, database, NEW) == {plan_progress.PENDING: 1}
+    assert _status(database, plan_id) == plan_progress.PENDING
     # That request is withdrawn: the resent move is not held back by a cooldown.
     assert lb_migrations.open_requests(database) == []
     assert [a.position for _, _, actions, _ in plans.runnable(database) for a in actions] == [0]
@@ -96,11 +97,11 @@ def test_never_asked_goes_back_to_pending_and_runs_again(database):
 def test_on_its_destination_or_a_record_after_the_claim_is_done(database):
     plan_id, _ = _claimed(database, MOVE)
     assert plan_recovery.reconcile(FakeNova(_server('dst')), database, NEW) == {
-        plans.DONE: 1}
-    assert _status(database, plan_id) == plans.DONE
+        plan_progress.DONE: 1}
+    assert _status(database, plan_id) == plan_progress.DONE
     plan_id, claimed_at = _claimed(database, MOVE)
     nova = FakeNova(_server('src'), [_record(claimed_at, 5, status='error')])
-    assert plan_recovery.reconcile(nova, database, NEW) == {plans.DONE: 1}
+    assert plan_recovery.reconcile(nova, database, NEW) == {plan_progress.DONE: 1}
     assert 'nova migration 7 (error)' in plans.get(database, plan_id)['actions'][0]['detail']
 
 
@@ -108,17 +109,17 @@ def test_busy_or_unreachable_is_left_for_a_later_cycle(database):
     plan_id, _ = _claimed(database, MOVE)
     assert plan_recovery.reconcile(FakeNova(_server('src', 'migrating')), database, NEW) == {}
     assert plan_recovery.reconcile(FakeNova(unavailable=True), database, NEW) == {}
-    assert _status(database, plan_id) == plans.STARTED
+    assert _status(database, plan_id) == plan_progress.STARTED
     assert plans.finish_if_complete(database, plan_id)  # nothing pending: done
     assert [o[0] for o in plans.orphans(database, NEW)] == [plan_id]  # still settled
 
 
 def test_gone_or_elsewhere_is_skipped(database):
     plan_id, _ = _claimed(database, MOVE)
-    assert plan_recovery.reconcile(FakeNova(None), database, NEW) == {plans.SKIPPED: 1}
+    assert plan_recovery.reconcile(FakeNova(None), database, NEW) == {plan_progress.SKIPPED: 1}
     plan_id, _ = _claimed(database, MOVE)
     assert plan_recovery.reconcile(FakeNova(_server('third')), database, NEW) == {
-        plans.SKIPPED: 1}
+        plan_progress.SKIPPED: 1}
     assert 'now on third' in plans.get(database, plan_id)['actions'][0]['detail']
 
 
@@ -126,7 +127,7 @@ def test_the_current_terms_own_claims_are_left_alone(database):
     plan_id, _ = _claimed(database, MOVE, token=NEW)
     assert plans.orphans(database, NEW) == []
     assert plan_recovery.reconcile(FakeNova(_server('src')), database, NEW) == {}
-    assert _status(database, plan_id) == plans.STARTED
+    assert _status(database, plan_id) == plan_progress.STARTED
 
 
 def test_power_actions_follow_the_host_state(database):
@@ -136,6 +137,6 @@ def test_power_actions_follow_the_host_state(database):
     never, _ = _claimed(database, model.Suspend('h1', 'power_saving'))
     started, _ = _claimed(database, model.Suspend('h2', 'power_saving'))
     assert plan_recovery.reconcile(FakeNova(), database, NEW) == {
-        plans.PENDING: 1, plans.DONE: 1}
+        plan_progress.PENDING: 1, plan_progress.DONE: 1}
     assert (_status(database, never), _status(database, started)) == (
-        plans.PENDING, plans.DONE)
+        plan_progress.PENDING, plan_progress.DONE)

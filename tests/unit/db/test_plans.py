@@ -25,6 +25,7 @@ from nova_drs.api import schemas
 from nova_drs.db import api
 from nova_drs.db import migration
 from nova_drs.db import models
+from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
 from tests import services
@@ -79,17 +80,17 @@ def test_each_action_is_claimed_once_and_its_outcome_shown(database):
     assert plans.set_status(database, plan_id, 'executing', 'approved')
     [(_, status, pending, _)] = plans.runnable(database)
     assert (status, [a.position for a in pending]) == ('executing', [0, 1, 2])
-    progress = plans.Progress(database, plan_id)
+    progress = plan_progress.Progress(database, plan_id)
     assert progress.claim(pending[0]) is True
-    assert plans.Progress(database, plan_id).claim(pending[0]) is False  # a second daemon
-    progress.finished(pending[0], plans.DONE)
+    assert plan_progress.Progress(database, plan_id).claim(pending[0]) is False  # a second daemon
+    progress.finished(pending[0], plan_progress.DONE)
     assert progress.claim(pending[1])
-    progress.finished(pending[1], plans.FAILED, 'nova refused: 400 no valid host')
+    progress.finished(pending[1], plan_progress.FAILED, 'nova refused: 400 no valid host')
     assert not plans.finish_if_complete(database, plan_id)  # the suspend is still pending
     # Resumed (another daemon, after a crash): only the suspend is left.
     [(_, _, left, _)] = plans.runnable(database)
     assert left == [SUSPEND] and left[0].position == 2
-    progress = plans.Progress(database, plan_id)
+    progress = plan_progress.Progress(database, plan_id)
     progress.skip(left[0], 'host no longer active')
     progress.flush()
     assert plans.finish_if_complete(database, plan_id)
