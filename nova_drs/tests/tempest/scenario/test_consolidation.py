@@ -150,8 +150,8 @@ class ConsolidationScenarioTest(base.LoadBalancerTest):
         return None
 
     def _approve_suspend(self, target, placed):
-        """Approve the pending plan suspending ``target``; each cycle supersedes
-        the pending plan with a fresh one, so a lost race (409) is retried."""
+        """Approve the pending plan suspending ``target``; a cycle whose plan
+        changed supersedes the pending one, so a lost race (409) is retried."""
         for _attempt in range(8):
             plan = self._wait('a pending plan suspending %s' % target,
                               lambda: self._pending_suspend(target))
