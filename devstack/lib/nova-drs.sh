@@ -23,6 +23,9 @@
 #                         the daemon's [drs_auth] (an admin service user)
 #   NOVA_DRS_LB_PERIOD    [loadbalancer] period
 #   NOVA_DRS_REQUEST_TIMEOUT  [drs_auth] timeout (seconds per nova/placement request)
+#   NOVA_DRS_METRICS_PORT, NOVA_DRS_COLLECTOR_METRICS_PORT
+#                         [drs_metrics] port of nova-loadbalancer (its own file)
+#                         and of nova-drs-collector (nova.conf); 0: no metrics
 #   NOVA_DRS_COLLECTOR_CONF_FILES
 #                         space-separated nova config files nova-drs-collector
 #                         reads (default: NOVA_CONF); they must give nova's
@@ -122,6 +125,13 @@ configure_nova_drs() {
     iniset "$drs_conf" drs_auth project_domain_name "$NOVA_DRS_AUTH_DOMAIN_NAME"
     iniset "$drs_conf" drs_auth region_name "$NOVA_DRS_REGION_NAME"
     iniset "$drs_conf" drs_auth timeout "$NOVA_DRS_REQUEST_TIMEOUT"
+    # Two processes, two ports: the daemon reads its own file after nova.conf.
+    if [[ "${NOVA_DRS_COLLECTOR_METRICS_PORT:-0}" != 0 ]]; then
+        iniset "$NOVA_CONF" drs_metrics port "$NOVA_DRS_COLLECTOR_METRICS_PORT"
+    fi
+    if [[ "${NOVA_DRS_METRICS_PORT:-0}" != 0 ]]; then
+        iniset "$drs_conf" drs_metrics port "$NOVA_DRS_METRICS_PORT"
+    fi
     chmod 600 "$drs_conf"
     _nova_drs_seal_keys "$drs_conf"
 }

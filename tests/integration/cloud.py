@@ -320,13 +320,30 @@ class Cloud:
             self.timings.append((name, elapsed))
             self.log('minicloud: %-28s %6.1f s' % (name, elapsed))
 
+    def healthy(self):
+        """A cloud this workdir started is running (its state written, every
+        process it started alive but the computes, which the daemon powers off
+        and on): ``up`` keeps it."""
+        states = self.status()
+        return (os.path.exists(self.state_file) and bool(states)
+                and all(state == 'running' for name, (state, _pid) in states.items()
+                        if not name.startswith('nova-compute')))
+
     def up(self):
-        """Start everything; on any failure stop what started and raise CloudError."""
+        """Start everything afresh; on any failure stop what started and raise
+        CloudError. The previous run's logs are kept in ``logs.previous``."""
         total = time.monotonic()
         if self.running():
             self.down()
         if os.path.isdir(self.workdir):
-            shutil.rmtree(self.workdir)
+            previous = self.logs + '.previous'
+            shutil.rmtree(previous, ignore_errors=True)
+            if os.path.isdir(self.logs):
+                shutil.move(self.logs, previous)
+            for entry in os.listdir(self.workdir):
+                path = os.path.join(self.workdir, entry)
+                if path != previous:
+                    (shutil.rmtree if os.path.isdir(path) else os.unlink)(path)
         for path in (self.logs, self.pids, self.etc):
             os.makedirs(path)
         try:
@@ -349,7 +366,42 @@ class Cloud:
         self.timings.append(('total', time.monotonic() - total))
         self.log('minicloud: up in %.1f s; logs in %s' % (self.timings[-1][1], self.logs))
         self._save_state()
+        self.write_credentials()
         return self
+
+    def write_credentials(self):
+        """``openrc`` (source it) and ``clouds.yaml`` (``--os-cloud minicloud``)
+        in the workdir, for the admin; mode 600, they hold the password."""
+        values = {'auth_url': self.auth_url, 'password': PASSWORD, 'region': REGION}
+        files = {
+            'openrc': ('export OS_AUTH_URL=%(auth_url)s\n'
+                       'export OS_USERNAME=admin OS_PASSWORD=%(password)s\n'
+                       'export OS_PROJECT_NAME=admin OS_USER_DOMAIN_NAME=Default\n'
+                       'export OS_PROJECT_DOMAIN_NAME=Default OS_REGION_NAME=%(region)s\n'
+                       'export OS_IDENTITY_API_VERSION=3\n' % values),
+            'clouds.yaml': ('clouds:\n  minicloud:\n    region_name: %(region)s\n'
+                            '    auth:\n      auth_url: %(auth_url)s\n'
+                            '      username: admin\n      password: %(password)s\n'
+                            '      project_name: admin\n      user_domain_name: Default\n'
+                            '      project_domain_name: Default\n' % values)}
+        for name, text in files.items():
+            path = os.path.join(self.workdir, name)
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w') as out:
+                out.write(text)
+        return {name: os.path.join(self.workdir, name) for name in files}
+
+    def describe(self):
+        """What an operator needs to use the running cloud, one line each."""
+        lines = ['minicloud: keystone %s (admin / %s)' % (self.auth_url, PASSWORD),
+                 'minicloud: source %s, or --os-cloud minicloud with OS_CLIENT_CONFIG_FILE=%s'
+                 % (os.path.join(self.workdir, 'openrc'),
+                    os.path.join(self.workdir, 'clouds.yaml'))]
+        for name in ('metrics-loadbalancer', 'metrics-collector'):
+            if name in self.ports:
+                lines.append('minicloud: %s http://127.0.0.1:%d/metrics'
+                             % (name.split('-', 1)[1], self.ports[name]))
+        lines.append('minicloud: logs in %s' % self.logs)
+        return lines
 
     def _save_state(self):
         state = {'auth_url': self.auth_url, 'ports': self.ports, 'logs': self.logs,
@@ -514,6 +566,8 @@ class Cloud:
     # ----------------------------------------------------------------- nova
     def _nova_config(self):
         register_test_plugins()
+        for name in ('metrics-loadbalancer', 'metrics-collector'):
+            self.ports[name] = _free_port()
         nova_dir = os.path.join(self.etc, 'nova')
         self.nova_conf = os.path.join(nova_dir, 'nova.conf')
         self.nova_db_conf = os.path.join(nova_dir, 'nova-db.conf')
@@ -553,6 +607,8 @@ class Cloud:
             'NOVA_DRS_CONF_DIR': os.path.join(self.etc, 'nova-drs'),
             'NOVA_DRS_STATE_PATH': os.path.join(self.workdir, 'nova-drs'),
             'NOVA_DRS_DB_NAME': DB_PREFIX + 'drs', 'NOVA_DRS_LB_PERIOD': '5',
+            'NOVA_DRS_METRICS_PORT': str(self.ports['metrics-loadbalancer']),
+            'NOVA_DRS_COLLECTOR_METRICS_PORT': str(self.ports['metrics-collector']),
             'NOVA_DRS_REQUEST_TIMEOUT': '60',
             'NOVA_DRS_AUTH_URL': self.auth_url, 'NOVA_DRS_AUTH_USERNAME': 'admin',
             'NOVA_DRS_AUTH_PASSWORD': PASSWORD, 'NOVA_DRS_AUTH_PROJECT_NAME': 'admin',
@@ -703,10 +759,15 @@ class Cloud:
                     log_path=os.path.join(self.logs, 'manage.log'))
 
     def start_daemon(self, name, *extra_conf):
-        """One more ``nova-loadbalancer`` (``name``), as devstack starts it plus ``extra_conf``."""
+        """One more ``nova-loadbalancer`` (``name``), as devstack starts it plus
+        ``extra_conf``, serving no metrics: the devstack daemon's port is taken
+        (two daemons on one host need two ports, as the option says)."""
+        no_metrics = os.path.join(self.etc, 'nova-drs', 'no-metrics.conf')
+        with open(no_metrics, 'w') as handle:
+            handle.write('[drs_metrics]\nport = 0\n')
         cmd = [os.path.join(BIN, 'nova-loadbalancer'), '--config-file', self.nova_conf,
                '--config-file', os.path.join(self.etc, 'nova-drs', 'nova-drs.conf')]
-        for path in extra_conf:
+        for path in extra_conf + (no_metrics,):
             cmd += ['--config-file', path]
         return self._spawn(name, cmd)
 
@@ -824,12 +885,19 @@ class Cloud:
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else 'status'
-    if command == 'up':
-        try:
-            Cloud().up()
-        except CloudError as exc:
-            print('minicloud: %s' % exc, file=sys.stderr)
-            return 1
+    if command == 'up' and argv[1:] in ([], ['--fresh']):
+        cloud = Cloud()
+        if argv[1:] != ['--fresh'] and cloud.healthy():
+            cloud = Cloud.load()
+            cloud.write_credentials()
+            print('minicloud: already up, kept (--fresh rebuilds it)')
+        else:
+            try:
+                cloud.up()
+            except CloudError as exc:
+                print('minicloud: %s' % exc, file=sys.stderr)
+                return 1
+        print('\n'.join(cloud.describe()))
         return 0
     if command == 'down':
         Cloud().down()
@@ -849,7 +917,8 @@ def main(argv=None):
     if command == 'freeze':
         freeze_constraints()
         return 0
-    print('usage: minicloud up|down|status|freeze|start-compute HOST', file=sys.stderr)
+    print('usage: minicloud up [--fresh]|down|status|freeze|start-compute HOST',
+          file=sys.stderr)
     return 2
 
 

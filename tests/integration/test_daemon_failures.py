@@ -14,8 +14,9 @@
 
 A live migration nova fails (the trace driver's ``drs_migration_fails``
 metadata), a leader killed mid-evacuation with a standby on Redis, SIGTERM
-mid-evacuation and a restart, a BMC
-that does not answer, a host that does not come back within
+mid-evacuation and a restart, a leader SIGKILLed with an approved plan
+under way (the standby finishes it, each move once), a BMC that does not
+answer, a host that does not come back within
 ``wake_timeout``: the daemon abandons or finishes, nothing is lost, the
 cluster carries on. The cluster is in manual automation here, so only the
 admin requests of each scenario move servers. Each ends with
@@ -69,8 +70,10 @@ def _untag(compute, servers, key):
 
 
 def _moves_since(compute, uuid, source, since):
+    """nova's migrations of ``uuid`` since ``since`` (off ``source``; None: any)."""
     return [m for m in scenario.migrations_of(compute, uuid)
-            if scenario.utc(m['created_at']) >= since and m['source_compute'] == source]
+            if scenario.utc(m['created_at']) >= since
+            and source in (None, m['source_compute'])]
 
 
 def test_a_live_migration_nova_fails_abandons_the_suspend_and_nothing_is_lost(cloud):
@@ -220,6 +223,110 @@ def test_sigterm_mid_evacuation_exits_in_time_and_the_next_start_resumes(cloud):
     assert exited <= 3 + 5, 'exit took %.1f s' % exited
     scenario.figures(cloud, sigterm_to_exit_s=round(exited, 1))
     _each_moved_once_then_wake(cloud, compute, host, servers, since)
+
+
+def _pending_moves(compute):
+    """The pending plan when it holds two migrations or more (the busy servers of
+    the overload scenario keep the manual cluster's plan non-empty)."""
+    plan = scenario.ok(compute.get('/loadbalancer/plan'))['plan']
+    if plan and plan['status'] == 'pending' and sum(
+            action['type'] == 'migrate' for action in plan['actions']) >= 2:
+        return plan
+    return None
+
+
+def _approve_slow_moves(compute, attempts=8):
+    """Approve a pending plan of migrations, each made MIGRATION_SECONDS long
+    first; a newer cycle supersedes a pending plan, so a lost race (409) is
+    retried with the new plan. Returns (plan, servers moved, approval time)."""
+    for _attempt in range(attempts):
+        plan = scenario.wait_for('a pending plan with two migrations',
+                                 lambda: _pending_moves(compute), 180, 0.5)
+        servers = [{'id': action['instance']} for action in plan['actions']
+                   if action['type'] == 'migrate']
+        _tag(compute, servers, drs_migration_seconds=str(MIGRATION_SECONDS))
+        since = scenario.nova_now()
+        response = compute.post('/loadbalancer/plan/action',
+                                json={'approve': {'plan_id': plan['id']}})
+        if response.status_code == 202:
+            return plan, servers, since
+        assert response.status_code == 409, response.text
+    pytest.fail('no approval won against the next cycle', pytrace=False)
+
+
+def _mid_plan(compute, plan_id):
+    """The plan while one of its migrations started and another still waits;
+    pytest fails if it ran whole in one pass (nothing left to resume)."""
+    shown = scenario.ok(compute.get('/loadbalancer/plans/%s' % plan_id))['plan']
+    statuses = [a['status'] for a in shown['actions'] if a['type'] == 'migrate']
+    if shown['status'] in ('done', 'failed'):
+        pytest.fail('plan %s ran whole before the kill: %s' % (plan_id, statuses),
+                    pytrace=False)
+    return shown if 'pending' in statuses and {'started', 'done'} & set(statuses) else None
+
+
+def test_ha_standby_finishes_an_approved_plan_when_the_leader_is_killed(cloud):
+    """Two daemons on Redis that move one server per host at a time: an approved
+    plan of two migrations starts one and keeps the other waiting while the
+    first runs (MIGRATION_SECONDS); the leader is SIGKILLed then, the standby
+    resumes the plan from its progress and nova's records: every approved move
+    happens exactly once."""
+    scenario.require_daemon(cloud)
+    compute = scenario.compute_client(cloud)
+    limits = os.path.join(cloud.etc, 'nova-drs', 'one-at-a-time.conf')
+    with open(limits, 'w') as handle:
+        handle.write('[loadbalancer]\nmax_migrations_per_host = 1\n'
+                     'max_migrations_per_destination = 1\n')
+    ha = os.path.join(cloud.etc, 'nova-drs', 'ha.conf')
+    for name in [n for n in cloud.running() if n.startswith('nova-loadbalancer')]:
+        cloud.stop_process(name)
+    leader, standby = 'nova-loadbalancer-plan-leader', 'nova-loadbalancer-plan-standby'
+    cloud.start_daemon(leader, ha, limits)
+    scenario.wait_for('%s leads' % leader, lambda: _leader(cloud, [leader]), 90, 1)
+    cloud.start_daemon(standby, ha, limits)
+    plan, servers, since = _approve_slow_moves(compute)
+    try:
+        scenario.wait_for('plan %s mid-way' % plan['id'],
+                          lambda: _mid_plan(compute, plan['id']), 120, 0.5)
+        cloud._signal(cloud.running()[leader], signal.SIGKILL)
+        scenario.wait_for('%s leads' % standby, lambda: _leader(cloud, [standby]), 90, 1)
+
+        def finished():
+            shown = scenario.ok(compute.get('/loadbalancer/plans/%s' % plan['id']))['plan']
+            return shown if shown['status'] in ('done', 'failed') else None
+
+        shown = scenario.wait_for('plan %s finished by the standby' % plan['id'], finished)
+    finally:
+        _untag(compute, servers, 'drs_migration_seconds')
+    cloud.stop_process(leader)  # forgets its pid file
+    migrations = [action for action in shown['actions'] if action['type'] == 'migrate']
+    assert 'done' in [action['status'] for action in migrations], shown
+    # An action is done once nova accepted it: its migration may still run.
+    scenario.wait_for('the plan\'s migrations over', lambda: all(
+        m['status'] in ('completed', 'error', 'failed', 'cancelled')
+        for action in migrations
+        for m in _moves_since(compute, action['instance'], None, since)), 120, 1)
+    for action in migrations:
+        moves = [m['status'] for m in _moves_since(compute, action['instance'], None, since)]
+        if action['status'] == 'done':
+            assert moves == ['completed'], (action, moves)
+        else:   # skipped or failed: never moved, asked at most once
+            assert 'completed' not in moves and len(moves) <= 1, (action, moves)
+    scenario.check_invariants(cloud, compute)
+    # A suspend the plan held: woken again for the next scenarios.
+    for host in [a['host'] for a in shown['actions'] if a['type'] == 'suspend']:
+        settled = scenario.wait_for('%s suspended or active' % host, lambda host=host: (
+            scenario.state_of(compute, host) in ('active', 'suspended')))
+        if settled and scenario.state_of(compute, host) == 'suspended':
+            scenario.admin_action(compute, 'unsuspend_host', host)
+            scenario.wait_for('%s active again' % host, lambda host=host: (
+                scenario.state_of(compute, host) == 'active'))
+    scenario.check_invariants(cloud, compute)
+    # The next scenarios run with the shipped limits again.
+    cloud.stop_process(standby)
+    cloud.start_daemon('nova-loadbalancer-after-plan', ha)
+    scenario.wait_for('a leader again',
+                      lambda: _leader(cloud, ['nova-loadbalancer-after-plan']), 90, 1)
 
 
 def _woken_host(compute):

@@ -19,6 +19,10 @@ nova-compute processes. Run by ``make integration``.
 """
 
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.integration import cloud as minicloud
@@ -186,3 +190,49 @@ def test_unsuspend_host_wakes_it(cloud):
     assert services['services'][0]['state'] == 'up'
     assert services['services'][0]['status'] == 'enabled'
     assert cloud.power_status('ipmi', host) == 'on'
+
+
+def test_an_operator_uses_the_running_cloud_as_it_is(cloud):
+    """``tools/minicloud up`` on the running cloud keeps it (no process
+    restarted) and prints how to reach it; its openrc and clouds.yaml work
+    with the CLIs; both nova-drs processes serve Prometheus metrics."""
+    if os.environ.get('NOVA_DRS_CLOUD_REUSE') == '1':
+        pytest.skip('a reused cloud may predate the credentials files')
+    before = cloud.running()
+    result = subprocess.run([os.path.join(minicloud.ROOT, 'tools', 'minicloud'), 'up'],
+                            capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHON=sys.executable))
+    assert result.returncode == 0, result.stderr
+    assert 'already up, kept' in result.stdout, result.stdout
+    assert cloud.running() == before
+    openrc = os.path.join(cloud.workdir, 'openrc')
+    assert oct(os.stat(openrc).st_mode & 0o777) == '0o600'
+    listed = subprocess.run(
+        ['bash', '-c', '. %s && exec %s drs host list -f value -c host'
+         % (openrc, os.path.join(minicloud.BIN, 'openstack'))],
+        capture_output=True, text=True, timeout=120,
+        env={k: v for k, v in os.environ.items() if not k.startswith('OS_')})
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(listed.stdout.split()) == list(minicloud.COMPUTES)
+    by_cloud = subprocess.run(
+        [os.path.join(minicloud.BIN, 'openstack'), '--os-cloud', 'minicloud',
+         'hypervisor', 'list', '-f', 'value', '-c', 'Hypervisor Hostname'],
+        capture_output=True, text=True, timeout=120,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith('OS_')},
+             'OS_CLIENT_CONFIG_FILE': os.path.join(cloud.workdir, 'clouds.yaml')})
+    assert by_cloud.returncode == 0, by_cloud.stderr
+    assert len(by_cloud.stdout.split()) >= len(minicloud.COMPUTES)
+    for name in ('metrics-loadbalancer', 'metrics-collector'):
+        url = 'http://127.0.0.1:%d/metrics' % cloud.ports[name]
+        assert url in result.stdout
+        body = scenario.wait_for('%s serving' % url, lambda url=url: _metrics(url), 30, 1)
+        assert 'nova_drs_' in body, body[:500]
+
+
+def _metrics(url):
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+    except OSError:
+        return None
