@@ -45,18 +45,17 @@ import functools
 import heapq
 import itertools
 import threading
-import urllib.parse
 import uuid as uuid_mod
 
 from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
 from nova_drs.sim.twin import migrations
+from nova_drs.sim.twin import paging
 
 ENDPOINT = 'http://twin.invalid'
 COMPUTE = '/compute/v2.1'
 PLACEMENT = '/placement'
-MAX_LIMIT = 1000
 #: Placement ratio of the CloudSim null RAM/CPU model: after creation only the
 #: CPU demand is checked, as in the core-only simulator (engine.UNBOUNDED_RATIO).
 UNBOUNDED_RATIO = 1.0e6
@@ -118,7 +117,7 @@ class Cloud(migrations.Migrations):
         self.servers = {}           # uuid -> nova server dict (live)
         self.vm_of = {}             # uuid -> vm index
         self.gone = []              # deleted servers, for changes-since
-        self._cursor = (None, None)  # the listing being paged (_listing)
+        self._cursor = paging.Cursor(ENDPOINT + COMPUTE)  # the listing being paged
         self.migrations = []        # nova migration records, oldest first
         self.events = []            # heap of (time, seq, callback)
         self._seq = itertools.count()
@@ -225,11 +224,10 @@ class Cloud(migrations.Migrations):
             return 200, {'services': [self.service(self.hosts[h]) for h in hosts
                                       if h in self.hosts]}
         if head == 'os-hypervisors':
-            return 200, self._page(self._listing(path, query, lambda _query: self._hypervisors()),
-                                   query, 'hypervisors', path)
+            return 200, self._paged(path, query, 'hypervisors',
+                                    lambda _query: self._hypervisors())
         if head == 'servers' and parts[1:] == ['detail']:
-            body = self._page(self._listing(path, query, self._listed_servers),
-                              query, 'servers', path)
+            body = self._paged(path, query, 'servers', self._listed_servers)
             body['servers'] = [_public(s) for s in body['servers']]
             return 200, body
         if head == 'servers' and len(parts) >= 2:
@@ -250,8 +248,7 @@ class Cloud(migrations.Migrations):
                         migration, server_uuid=server['id'])]
                 return 200, {'migrations': shown}
         if head == 'os-migrations':
-            return 200, self._page(self._listing(path, query, self._listed_migrations),
-                                   query, 'migrations', path)
+            return 200, self._paged(path, query, 'migrations', self._listed_migrations)
         if head == 'os-aggregates':
             return 200, {'aggregates': [{
                 'id': 1, 'name': 'twin', 'availability_zone': None,
@@ -309,33 +306,10 @@ class Cloud(migrations.Migrations):
             found = [m for m in found if _parse(m['updated_at']) >= since]
         return [dict(m) for m in reversed(found)]      # newest first, as nova
 
-    def _listing(self, path, query, build):
-        """(items, {id: position}) of a listing: built by ``build(query)`` for
-        its first page, the same for the pages that follow (a marker), as a
-        database cursor would: the pages of one listing cost one scan of the
-        twin's servers, not one each, so the daemon's cost is what shows."""
-        base = (path, tuple(sorted((k, v) for k, v in query.items() if k != 'marker')))
-        if 'marker' not in query or self._cursor[0] != base:
-            items = build({k: v for k, v in query.items() if k != 'marker'})
-            self._cursor = (base, (items, {str(item['id']): i
-                                           for i, item in enumerate(items)}))
-        return self._cursor[1]
-
-    @staticmethod
-    def _page(listing, query, key, path):
-        items, position = listing
-        limit = min(int(query.get('limit', MAX_LIMIT)), MAX_LIMIT)
-        start = 0
-        if 'marker' in query:
-            if query['marker'] not in position:
-                raise NovaError(400, 'marker %s not found' % query['marker'])
-            start = position[query['marker']] + 1
-        chunk = items[start:start + limit]
-        body = {key: chunk}
-        if len(chunk) == limit:
-            link = dict(query, marker=chunk[-1]['id'])
-            body[key + '_links'] = [{'rel': 'next', 'href': '%s%s%s?%s' % (
-                ENDPOINT, COMPUTE, path, urllib.parse.urlencode(link))}]
+    def _paged(self, path, query, key, build):
+        body = self._cursor.page(path, query, key, build)
+        if body is None:
+            raise NovaError(400, 'marker %s not found' % query['marker'])
         return body
 
     # -- actions and dynamics --------------------------------------------------
