@@ -138,9 +138,16 @@ class TestOscillationGuard(test_daemon_cycle.DaemonTestBase):
     def test_server_moved_too_often_keeps_host_on_and_is_reported(self):
         server, _others = self.quiet_host1()
         from nova_drs.db import lb_migrations
+        # Two moves two hours ago: past migration_cooldown (the planner would
+        # keep the host on for that alone), within oscillation_window (a day).
         for _ in range(2):
             lb_migrations.finish(self.drs_db, lb_migrations.request(
                 self.drs_db, server['id'], 'host2', 'host1', 'live', 'overload'), 'done')
+        with self.drs_db.writer() as session:
+            session.execute(sa.update(models.LbMigration)
+                            .where(models.LbMigration.instance_uuid == server['id'])
+                            .values(created_at=timeutils.utcnow()
+                                    - datetime.timedelta(hours=2)))
         held = []
         for _ in range(3):
             held.extend(self.cycle()['held'])
