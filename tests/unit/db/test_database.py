@@ -19,25 +19,16 @@ from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import migration
 from nova_drs.db import models
-from tests import services
 
 
 def _tables(database):
     return set(sa.inspect(database.engine).get_table_names())
 
 
-@pytest.fixture(params=['sqlite', 'mariadb', 'postgresql'])
-def database(request, tmp_path):
-    if request.param == 'sqlite':
-        db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-        yield db
-        db.dispose()
-        return
-    scratch = services.ScratchDatabase(request.param)
-    db = api.Database(scratch.url)
-    yield db
-    db.dispose()
-    scratch.drop()
+@pytest.fixture
+def database(empty_database):
+    """A database without schema on SQLite and on the real servers (conftest)."""
+    return empty_database
 
 
 def test_sync_creates_schema_and_second_sync_is_noop(database):

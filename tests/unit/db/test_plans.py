@@ -28,7 +28,6 @@ from nova_drs.db import models
 from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
-from tests import services
 
 MIGRATE = plans.Action(model.Migrate('vm1', 'h1', 'h2', 'overload'), 'c1', plans.MANUAL)
 SUSPEND = plans.Action(model.Suspend('h3', 'underload'), 'c1', plans.MANUAL)
@@ -71,7 +70,6 @@ def test_each_action_reads_as_a_line():
     assert str(SUSPEND) == 'suspend h3 (underload)'
     assert repr([WAKE]) == '[<wake h4 (capacity) [c2, automatic]>]'
     assert (MIGRATE.host, SUSPEND.instance, SUSPEND.source) == (None, None, None)
-
 
 
 def test_each_action_is_claimed_once_and_its_outcome_shown(database):
@@ -176,23 +174,6 @@ def test_superseded_plans_are_finished_and_purged(database):
     assert plans.purge(database, later) == 1
     assert plans.get(database, old) is None
     assert plans.count_pending(database) == 1
-
-
-@pytest.fixture(params=['sqlite', 'mariadb', 'postgresql'])
-def empty_database(request, tmp_path):
-    """A database without schema on SQLite and on the real servers."""
-    if request.param == 'sqlite':
-        database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-        yield database
-        database.dispose()
-        return
-    scratch = services.ScratchDatabase(request.param)
-    database = api.Database(scratch.url)
-    try:
-        yield database
-    finally:
-        database.dispose()
-        scratch.drop()
 
 
 @pytest.fixture

@@ -1,0 +1,35 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Fixtures shared by the DRS database tests."""
+
+import pytest
+
+from nova_drs.db import api
+from tests import services
+
+
+@pytest.fixture(params=['sqlite', 'mariadb', 'postgresql'])
+def empty_database(request, tmp_path):
+    """A database without schema on SQLite and on the real servers."""
+    if request.param == 'sqlite':
+        database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+        yield database
+        database.dispose()
+        return
+    scratch = services.ScratchDatabase(request.param)
+    database = api.Database(scratch.url)
+    try:
+        yield database
+    finally:
+        database.dispose()
+        scratch.drop()
