@@ -120,14 +120,14 @@ def recent_moves(database, uuids, since):
 
 
 def requested_since(database, since):
-    """[{instance_uuid, source, status, created_at}] of every move requested from
+    """[{instance_uuid, source, created_at}] of every move requested from
     ``since`` on that did not fail (one query, bounded by the moves of one
     cooldown): what the planner's cooldown adds to nova's migration records,
     which list a move only once nova has it."""
     table = models.LbMigration.__table__
     with database.reader() as session:
         return [row._asdict() for row in session.execute(
-            sa.select(table.c.instance_uuid, table.c.source, table.c.status,
+            sa.select(table.c.instance_uuid, table.c.source,
                       table.c.created_at).where(table.c.created_at >= since,
                                                 table.c.status.not_in(sorted(NOT_MOVED))))]
 

@@ -62,15 +62,15 @@ def test_failed_migrations_resizes_and_evacuations_do_not_count(kind, status):
     assert {i.uuid: i for i in view.snapshot.instances}['s1'].last_migrated_at is None
 
 
-def _request(uuid, status, seconds_ago, source='h8'):
-    return {'instance_uuid': uuid, 'source': source, 'status': status,
+def _request(uuid, seconds_ago, source='h8'):
+    return {'instance_uuid': uuid, 'source': source,
             'created_at': NOW - datetime.timedelta(seconds=seconds_ago)}
 
 
 def test_the_daemons_own_requests_start_the_cooldown_before_nova_lists_them():
     """observe reads the requests that did not fail (lb_migrations.requested_since)."""
-    view = _view(recent_requests=[_request('s1', 'requested', 5), _request('s1', 'done', 900),
-                                  _request('s2', 'done', 20)],
+    view = _view(recent_requests=[_request('s1', 5), _request('s1', 900),
+                                  _request('s2', 20)],
                  recent_migrations=[_migration('s2', seconds_ago=600, source='h9')])
     instances = {i.uuid: i for i in view.snapshot.instances}
     assert (instances['s1'].last_migrated_at, instances['s1'].left_host) == (
