@@ -68,9 +68,12 @@ CLOUD_PACKAGES = ['keystone', 'glance', 'openstack-placement', 'nova', 'uwsgi', 
                   'python-openstackclient', 'tempest']
 
 DB = {'host': '127.0.0.1', 'port': 3306, 'user': 'root', 'password': ''}
+# One name for this cloud's databases (NAME_*) and RabbitMQ vhost, so that a
+# second clone can run its own cloud beside the first (NOVA_DRS_CLOUD_NAME).
+NAME = os.environ.get('NOVA_DRS_CLOUD_NAME', 'nova_drs_ci')
 RABBIT = {'host': '127.0.0.1', 'port': 5672, 'user': 'guest', 'password': 'guest',
-          'vhost': 'nova_drs_ci'}
-DB_PREFIX = 'nova_drs_ci_'
+          'vhost': NAME}
+DB_PREFIX = NAME + '_'
 PASSWORD = 'secret'
 REGION = 'RegionOne'
 COMPUTES = ('compute1', 'compute2', 'compute3')
