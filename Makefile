@@ -37,8 +37,10 @@ shellcheck:
 unit: venv services shellcheck
 	$(PYTEST) tests/unit
 
+# One pytest process per test file, two at a time (tools/test-shards.py says
+# why not pytest-xdist); the slowest files are printed at the end.
 functional: venv services
-	$(PYTEST) tests/functional
+	$(PY) tools/test-shards.py --jobs 2 tests/functional
 
 # Multi-process mini-cloud (tests/integration/cloud.py): own venv .venv-cloud,
 # MariaDB/RabbitMQ on loopback; service logs in state/minicloud/logs.

@@ -191,7 +191,7 @@ class TestHighAvailability(DaemonTestBase):
     """Two daemons on Redis: the leader dies mid-cycle, the standby finishes the job."""
 
     EXTRA_FLAGS = {**DaemonTestBase.EXTRA_FLAGS,
-                   ('drs_coordination', 'backend_url'): 'redis://127.0.0.1:6379',
+                   ('drs_coordination', 'backend_url'): 'redis://127.0.0.1:6379?db=1',
                    # A lease long enough that a loaded test machine does not
                    # miss a heartbeat; the takeover is still bounded below.
                    ('drs_coordination', 'leader_timeout'): '6',

@@ -120,7 +120,7 @@ class TestFailoverMidPlan(PlanTestBase):
     happens once."""
 
     EXTRA_FLAGS = {**test_daemon_cycle.DaemonTestBase.EXTRA_FLAGS,
-                   ('drs_coordination', 'backend_url'): 'redis://127.0.0.1:6379',
+                   ('drs_coordination', 'backend_url'): 'redis://127.0.0.1:6379?db=2',
                    ('drs_coordination', 'leader_timeout'): '2',
                    ('drs_coordination', 'heartbeat_interval'): '0.5'}
 

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Run a test tier's files in parallel pytest processes, one file at a time.
+
+Why not pytest-xdist: nova's functional fixtures monkey-patch eventlet, and
+an xdist worker's execnet channel then never comes up ("bringing up
+nodes..." forever). nova's own gate runs stestr workers, separate processes;
+this does the same with pytest: ``--jobs`` workers take the next test file
+from one queue (the largest first, so no long file starts last), each file
+in its own ``python -m pytest`` process. The tests already isolate: each
+makes its own database and state directory.
+
+One line per file as it ends; a failing file's whole output; a summary with
+the slowest files. Exit status 1 if any file failed, 2 on bad arguments.
+
+Usage: tools/test-shards.py [--jobs N] PATH... [-- PYTEST_ARGS...]
+"""
+
+import argparse
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+PYTEST = [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'no:warnings', '-q']
+
+
+def test_files(paths):
+    """Every test_*.py under the paths (or the files named), largest first."""
+    found = []
+    for path in paths:
+        if os.path.isfile(path):
+            found.append(path)
+            continue
+        if not os.path.isdir(path):
+            raise SystemExit('test-shards: no such file or directory: %s' % path)
+        for root, _dirs, files in os.walk(path):
+            found += [os.path.join(root, name) for name in files
+                      if name.startswith('test_') and name.endswith('.py')]
+    return sorted(found, key=lambda name: (-os.path.getsize(name), name))
+
+
+def _summary_line(output):
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    return lines[-1].strip('= ') if lines else '(no output)'
+
+
+def run(files, jobs, pytest_args):
+    pending = queue.Queue()
+    for name in files:
+        pending.put(name)
+    results = []
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            try:
+                name = pending.get_nowait()
+            except queue.Empty:
+                return
+            start = time.monotonic()
+            proc = subprocess.run(PYTEST + pytest_args + [name], capture_output=True,
+                                  text=True)
+            elapsed = time.monotonic() - start
+            output = proc.stdout + proc.stderr
+            # pytest exit 5: every test of the file was deselected.
+            failed = proc.returncode not in (0, 5)
+            with lock:
+                results.append((name, elapsed, failed))
+                print('%s %-60s %6.1f s  %s' % ('FAIL' if failed else 'ok  ', name, elapsed,
+                                               _summary_line(output)), flush=True)
+                if failed:
+                    print(output, flush=True)
+
+    threads = [threading.Thread(target=worker) for _ in range(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--jobs', '-j', type=int, default=os.cpu_count() or 1)
+    parser.add_argument('paths', nargs='+')
+    cut = argv.index('--') if '--' in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    pytest_args = argv[cut + 1:]
+    if args.jobs < 1:
+        parser.error('--jobs must be at least 1')
+    start = time.monotonic()
+    results = run(test_files(args.paths), args.jobs, pytest_args)
+    failed = [name for name, _, bad in results if bad]
+    slowest = sorted(results, key=lambda result: -result[1])[:5]
+    print('test-shards: %d files, %d failed, %.1f s with %d jobs; slowest: %s' % (
+        len(results), len(failed), time.monotonic() - start, args.jobs,
+        ', '.join('%s %.0f s' % (os.path.basename(name), seconds)
+                  for name, seconds, _ in slowest)))
+    for name in failed:
+        print('test-shards: FAILED %s' % name)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
