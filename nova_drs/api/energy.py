@@ -22,6 +22,7 @@ from oslo_utils import timeutils
 import webob.exc
 
 from nova_drs import conf as drs_conf
+from nova_drs.api import faults
 from nova_drs.observability import energy
 
 
@@ -49,5 +50,5 @@ class EnergyController:
             hosts = members[0]
         result = energy.report(self.database, drs_conf.CONF, since, now, hosts,
                                energy.host_curves(aggregates))
-        result['cluster'] = cluster
+        result.update(since=faults.isotime(since), until=faults.isotime(now), cluster=cluster)
         return 200, {'energy': result}

@@ -32,6 +32,7 @@ from nova.compute import api as compute_api
 from oslo_utils import uuidutils
 import webob.exc
 
+from nova_drs.api import faults
 from nova_drs.api import nova_hosts
 from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
@@ -62,7 +63,7 @@ class ExplainController:
         record = drs_hosts.public_records(self.database, host).get(host) or {}
         since = record.get('state_changed_at')
         body['state'] = {'state': record.get('suspend_state', drs_hosts.ACTIVE),
-                         'since': since.isoformat() if since else None,
+                         'since': faults.isotime(since) if since else None,
                          'reason': record.get('state_reason')}
         return 200, body
 
@@ -95,5 +96,5 @@ class ExplainController:
     def _body(self, kind, subject, cycles):
         found = decisions.explain(self.database, kind, subject, cycles)
         for row in found:
-            row['cycle_at'] = row['cycle_at'].isoformat()
+            row['cycle_at'] = faults.isotime(row['cycle_at'])
         return {kind: subject, 'cycles': cycles, 'decisions': found}

@@ -18,6 +18,10 @@ with the names nova itself uses (``badRequest``, ``forbidden``,
 errors (novaclient, openstacksdk) print our messages unchanged. Handlers
 raise webob's ``HTTPException`` classes, as nova's do, with the message as
 their detail; the API filter renders them here.
+
+Times leave the API as RFC 3339 date-times in UTC with the ``Z`` zone, as
+nova renders a server's ``created``: the DRS database stores naive UTC
+times, and a time without a zone would be read as local time by clients.
 """
 
 import datetime
@@ -38,9 +42,16 @@ FAULT_NAMES = {
 }
 
 
+def isotime(value):
+    """``value`` (naive: UTC) as an RFC 3339 UTC date-time, ``2026-01-02T03:04:05Z``."""
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value.isoformat() + 'Z'
+
+
 def _default(value):
     if isinstance(value, datetime.datetime):
-        return value.isoformat()
+        return isotime(value)
     return str(value)
 
 

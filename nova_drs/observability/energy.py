@@ -39,15 +39,26 @@ _UNITS = {'d': 'days', 'h': 'hours', 'm': 'minutes'}
 
 
 def parse_since(text, now):
-    """A UTC time from "7d"/"12h"/"30m" or ISO 8601; ValueError when neither."""
+    """A UTC time from "7d"/"12h"/"30m" or ISO 8601; ValueError when neither.
+
+    RFC 3339 lets ``T`` and ``Z`` be lower case; a time that leaves
+    datetime's range once moved to UTC is before year 1 (the report then
+    starts with the oldest record) or after year 9999 (not in the past).
+    """
     match = _RELATIVE.match(text.strip())
     if match:
         return now - datetime.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     try:
-        when = timeutils.normalize_time(datetime.datetime.fromisoformat(text.strip()))
+        parsed = datetime.datetime.fromisoformat(text.strip().upper())
     except ValueError:
         raise ValueError('since=%r is neither a duration (7d, 12h, 30m) nor an ISO 8601 '
                          'time' % text) from None
+    try:
+        when = timeutils.normalize_time(parsed)
+    except OverflowError:
+        if parsed.year > 1:
+            raise ValueError('since=%r is not in the past' % text) from None
+        when = datetime.datetime.min
     if when >= now:
         raise ValueError('since=%r is not in the past' % text)
     return when

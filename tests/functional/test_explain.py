@@ -244,7 +244,7 @@ class TestExplainNovaShell(test_cli_nova.CliTestCase):
         _store_example(self.drs_db, server['id'])
         code, out, err = self.nova('lb-explain', 'host', 'host1')
         self.assertEqual(0, code, err)
-        self.assertRegex(out, r'\d{4}-\d\d-\d\dT[\d:.]+  kept \[rule\]: underloaded .* '
+        self.assertRegex(out, r'\d{4}-\d\d-\d\dT[\d:.]+Z  kept \[rule\]: underloaded .* '
                               r'denied by rule 1')
         code, out, err = self.nova('lb-explain', 'server', 'web', '--cycles', '3')
         self.assertEqual(0, code, err)

@@ -18,9 +18,11 @@ import unittest
 
 import yaml
 
+from nova_drs import rule_patterns
 from nova_drs.api import hosts
 from nova_drs.api import middleware
 from nova_drs.api import rbac
+from nova_drs.api import schemas
 
 OPENAPI = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'doc', 'api',
                        'openapi.yaml')
@@ -55,3 +57,32 @@ class TestOpenApiMatchesRoutes(unittest.TestCase):
         self.assertEqual(set(hosts.ACTIONS), {variant['required'][0] for variant in variants})
         for name, action in hosts.ACTIONS.items():
             self.assertIn(action.rule[len(rbac.PREFIX % ''):], operation['x-policy'], name)
+
+    def test_every_operation_documents_the_errors_of_every_request(self):
+        """400 (microversion, unknown query parameter), 401 (keystonemiddleware),
+        403 (policy), 406 (microversion range); 413 for a body; 503 where the
+        DRS database is read."""
+        with open(OPENAPI) as handle:
+            document = yaml.safe_load(handle)
+        for path, operations in document['paths'].items():
+            for method, operation in operations.items():
+                if method == 'parameters':
+                    continue
+                expected = {'400', '401', '403', '406'}
+                if method == 'post':
+                    expected.add('413')
+                if path != '/loadbalancer/policies':
+                    expected.add('503')
+                self.assertLessEqual(expected, set(operation['responses']), (path, method))
+
+    def test_names_are_documented_as_the_api_validates_them(self):
+        with open(OPENAPI) as handle:
+            document = yaml.safe_load(handle)
+        name = document['components']['schemas']['Name']
+        self.assertEqual({key: schemas.HOST[key] for key in ('type', 'format', 'minLength',
+                                                              'maxLength')},
+                         {key: name[key] for key in ('type', 'format', 'minLength',
+                                                     'maxLength')})
+        self.assertEqual(rule_patterns.MAX_LENGTH, document['paths']['/loadbalancer/rules'][
+            'post']['requestBody']['content']['application/json']['schema']['properties'][
+            'rule']['properties']['value']['maxLength'])
