@@ -6,9 +6,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed-stamp
+DOCS_STAMP := $(VENV)/.docs-installed-stamp
 PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 
-.PHONY: venv services shellcheck lint unit functional integration test demo benchmarks config-sample clean
+.PHONY: venv services shellcheck lint unit functional integration test demo benchmarks config-sample docs clean
 
 $(STAMP): requirements.txt test-requirements.txt constraints.txt setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +48,7 @@ functional: venv services
 integration: venv services
 	$(PYTEST) -s tests/integration
 
-test: lint unit functional integration
+test: lint docs unit functional integration
 	@echo "make test: all tiers passed"
 
 demo: venv
@@ -57,7 +58,16 @@ benchmarks: venv
 	for script in benchmarks/*.py; do $(PY) $$script || exit 1; done
 
 config-sample: venv
-	$(VENV)/bin/oslo-config-generator --namespace nova_drs --output-file etc/nova-drs/nova-drs.conf.sample
+	$(VENV)/bin/oslo-config-generator --config-file etc/nova-drs/nova-drs-config-generator.conf
+
+$(DOCS_STAMP): $(STAMP) doc/requirements.txt
+	$(PIP) install -q -c constraints.txt -r doc/requirements.txt
+	touch $@
+
+# The documentation site, doc/build/html/index.html (Sphinx; warnings are
+# errors). -E re-reads every page: the references are generated from the code.
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -E -W --keep-going -b html doc/source doc/build/html
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info doc/build doc/source/_generated
