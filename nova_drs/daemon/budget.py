@@ -82,6 +82,16 @@ class Budget:
             self.busy['destination'][destination] += 1
         self.busy['cluster'][self.cluster_of(source)] += 1
 
+    def woke(self, host):
+        """``host`` became active and enabled during this cycle: it receives
+        servers now, although the cycle observed it suspended. Without this a
+        maintenance that woke it would see nowhere to go for the rest of the
+        cycle and wake one more host."""
+        if self.room is None or host in self.receivers:
+            return
+        self.receivers = self.receivers | {host}
+        self.room += max(0, self.limits['per_destination'] - self.busy['destination'][host])
+
     def nowhere_to_go(self):
         """True when no host can receive a server at all (every other host of
         the cloud suspended, disabled or down): moving would only fail."""

@@ -277,10 +277,12 @@ class HostLifecycle(evacuation.EvacuationSteps):
                 self._crash_point('wake:service-enabled')
                 self._check(record, disabled_by_drs=False)
             # A wake that worked ends any earlier wake failure.
-            drs_hosts.transition_at(self.db, host, drs_hosts.WAKING, record['state_version'],
-                                    drs_hosts.ACTIVE, 'woken: nova-compute reports up',
-                                    wake_failed=False)
-            LOG.info('%s: awake and enabled', host)
+            if drs_hosts.transition_at(self.db, host, drs_hosts.WAKING,
+                                       record['state_version'], drs_hosts.ACTIVE,
+                                       'woken: nova-compute reports up',
+                                       wake_failed=False) is not None:
+                self.budget.woke(host)
+                LOG.info('%s: awake and enabled', host)
         elif self._now() - record['power_requested_at'] > self.wake_timeout:
             self._wake_failed(record, 'nova-compute did not report up within %ds'
                               % self.wake_timeout.total_seconds())

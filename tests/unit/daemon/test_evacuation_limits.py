@@ -88,6 +88,17 @@ def test_nowhere_to_go_only_when_no_host_can_receive():
     assert not budget_mod.Budget(LIMITS, lambda host: 'c', ()).nowhere_to_go()
 
 
+def test_a_host_woken_this_cycle_receives_at_once():
+    # b was suspended when the cycle observed; the lifecycle woke it since.
+    raw = _raw({'src': 'disabled', 'b': 'disabled'}, records={'b': {'suspend_state': 'waking'}})
+    budget = budget_mod.budget_for(raw, LIMITS, {})
+    assert budget.nowhere_to_go()
+    budget.woke('b')
+    budget.woke('b')
+    assert not budget.nowhere_to_go()
+    assert [budget.admit_evacuation('src') for _ in range(3)] == [True, True, False]
+
+
 def test_evacuation_moves_have_their_own_metric_reason():
     from nova_drs.observability import metrics
     # The reason evacuation._move_one records: 'evacuating host for <phase>'.
