@@ -237,6 +237,7 @@ class Cloud:
         self.etc = os.path.join(workdir, 'etc')
         self.nova_conf = os.path.join(self.etc, 'nova', 'nova.conf')
         self.timings = []
+        self.started_at = 0.0
         self.state_file = os.path.join(workdir, 'cloud.json')
         self.ports = {}
         self.auth_url = None
@@ -336,6 +337,7 @@ class Cloud:
         """Start everything afresh; on any failure stop what started and raise
         CloudError. The previous run's logs are kept in ``logs.previous``."""
         total = time.monotonic()
+        self.started_at = time.time()
         if self.running():
             self.down()
         if os.path.isdir(self.workdir):
@@ -410,7 +412,7 @@ class Cloud:
         state = {'auth_url': self.auth_url, 'ports': self.ports, 'logs': self.logs,
                  'daemon_error': self.daemon_error, 'bmcs': self.bmcs,
                  'image': self.image, 'flavor': self.flavor, 'workdir': self.workdir,
-                 'timings': self.timings}
+                 'timings': self.timings, 'started_at': self.started_at}
         with open(self.state_file, 'w') as handle:
             json.dump(state, handle, indent=2)
 
@@ -423,6 +425,7 @@ class Cloud:
         cloud.image, cloud.flavor = state['image'], state['flavor']
         cloud.daemon_error = state['daemon_error']
         cloud.bmcs = state['bmcs']
+        cloud.started_at = state.get('started_at', 0.0)
         cloud.nova_conf = os.path.join(cloud.etc, 'nova', 'nova.conf')
         cloud.nova_db_conf = os.path.join(cloud.etc, 'nova', 'nova-db.conf')
         return cloud
@@ -587,7 +590,10 @@ class Cloud:
                         # The resource tracker runs the nova-drs monitor: a
                         # load sample every 5 s (one trace sample).
                         'update_resources_interval': '5',
-                        'debug': 'false', 'use_rootwrap_daemon': 'false'},
+                        'debug': 'false', 'use_rootwrap_daemon': 'false',
+                        # No agent behind the network stand-in sends
+                        # network-vif-plugged: nova must not wait for it.
+                        'vif_plugging_timeout': '0'},
             'api': {'auth_strategy': 'keystone'},
             'wsgi': {'api_paste_config': self.api_paste},
             'keystone_authtoken': self._authtoken('nova'),

@@ -42,10 +42,10 @@ def _server(compute, server_id):
     return compute.get('/servers/%s' % server_id).json()['server']
 
 
-def _boot(cloud, compute, name):
+def _boot(cloud, compute, name, networks='none'):
     server = compute.post('/servers', json={'server': {
         'name': name, 'imageRef': cloud.image, 'flavorRef': cloud.flavor,
-        'networks': 'none'}}).json()['server']
+        'networks': networks}}).json()['server']
 
     def active():
         current = _server(compute, server['id'])
@@ -84,10 +84,21 @@ def test_admin_lists_three_hypervisors(cloud):
     assert {h['state'] for h in hypervisors} == {'up'}
 
 
+def _port_hosts(cloud, server_id):
+    network = cloud.client('network', raise_exc=True)
+    ports = network.get('/v2.0/ports?device_id=%s' % server_id).json()['ports']
+    return [port['binding:host_id'] for port in ports]
+
+
 def test_boot_and_live_migrate_with_allocations_following(cloud):
+    """A boot without a network named (``networks: auto``, what
+    ``openstack server create`` sends without ``--nic``) gets a port on the
+    one shared network; allocations and the port's binding follow the move."""
     compute = _compute(cloud, raise_exc=True)
-    server = _boot(cloud, compute, 'migrant')
+    server = _boot(cloud, compute, 'migrant', networks='auto')
     source = _host_of(server)
+    assert list(server['addresses']) == ['private'], server['addresses']
+    assert _port_hosts(cloud, server['id']) == [source]
     assert _allocation_providers(cloud, server['id']) == {_provider_of(cloud, source)}
 
     compute.post('/servers/%s/action' % server['id'], json={
@@ -106,7 +117,10 @@ def test_boot_and_live_migrate_with_allocations_following(cloud):
     scenario.wait_for('allocations of the server on %s only' % target,
           lambda: _allocation_providers(cloud, server['id']) == {_provider_of(cloud, target)},
           30)
+    assert _port_hosts(cloud, server['id']) == [target]
     compute.delete('/servers/%s' % server['id'])
+    scenario.wait_for('the port deleted with its server',
+                      lambda: _port_hosts(cloud, server['id']) == [], 30)
 
 
 def test_loadbalancer_api_lists_the_three_hosts(cloud):
