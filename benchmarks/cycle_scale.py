@@ -77,8 +77,8 @@ from openstack import connection  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
 from nova_drs import conf as drs_conf  # noqa: E402
+from nova_drs.clients import nova_api  # noqa: E402
 from nova_drs.daemon import cloud_view  # noqa: E402
-from nova_drs.daemon import nova_api  # noqa: E402
 from nova_drs.daemon import service  # noqa: E402
 from nova_drs.db import api as db_api  # noqa: E402
 from nova_drs.db import migration  # noqa: E402

@@ -28,12 +28,13 @@ objects and the dicts of the REST API both give cheaply.
 """
 
 import dataclasses
-import logging
 import math
 import threading
 
+from oslo_log import log as logging
 from oslo_utils import strutils
 
+from nova_drs.conf import policy_names
 from nova_drs.observability import power_model
 from nova_drs.overcommit import accounting
 
@@ -104,8 +105,8 @@ class Key:
 
 
 _RATIO_RANGE = 'a number in (0, %g]' % accounting.MAX_ALLOCATION_RATIO
-POLICIES = ('none', 'even_distribution', 'power_saving')
-AUTOMATION_LEVELS = ('manual', 'automatic')
+POLICIES = policy_names.POLICIES
+AUTOMATION_LEVELS = policy_names.AUTOMATION_LEVELS
 
 _KEYS = (
     Key('drs_policy', _word(POLICIES), ' | '.join(POLICIES), '',

@@ -19,6 +19,9 @@ the client talks to the compute endpoint. ``wait`` is the one poller behind
 every ``--wait``.
 """
 
+# stdlib logging, not oslo_log: the secret masks are logging.Filter
+# subclasses attached to stdlib loggers, and the client runs in processes
+# (openstack, nova CLI) that configure stdlib logging, not oslo.log.
 import collections
 import contextlib
 import datetime

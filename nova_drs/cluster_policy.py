@@ -22,12 +22,13 @@ Resolver that saw it.
 """
 
 from nova_drs import aggregate_keys
+from nova_drs.conf import policy_names
 
 POLICY_KEY = 'drs_policy'
 AUTOMATION_KEY = 'drs_automation'
-NONE = 'none'
-POWER_SAVING = 'power_saving'
-EVEN_DISTRIBUTION = 'even_distribution'
+NONE = policy_names.NONE
+POWER_SAVING = policy_names.POWER_SAVING
+EVEN_DISTRIBUTION = policy_names.EVEN_DISTRIBUTION
 POLICIES = aggregate_keys.POLICIES
 AUTOMATION_LEVELS = aggregate_keys.AUTOMATION_LEVELS
 #: The cluster of hosts outside every aggregate carrying ``drs_policy``.

@@ -30,8 +30,9 @@ that is not a level (metadata, or a flavor older than the validator) is
 ignored, with one warning per server, source and value.
 """
 
-import logging
 import threading
+
+from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
 from nova_drs.loadbalancer.model import ENTERING_MAINTENANCE

@@ -20,6 +20,7 @@ import oslo_messaging
 from oslo_service import service
 
 from nova_drs import conf as drs_conf
+from nova_drs.cmd import startup_checks
 from nova_drs.conf import startup
 from nova_drs.db import api as db_api
 from nova_drs.observability import metrics
@@ -40,10 +41,10 @@ def main(argv=None):
     try:
         startup.parse(CONF, argv, PROG)
         startup.validate(CONF)
-        startup.check_plugins(CONF)
-        startup.check_paths(CONF)
+        startup_checks.check_plugins(CONF)
+        startup_checks.check_paths(CONF)
         startup.setup_logging(CONF, PROG)
-        startup.probe_database(CONF)
+        startup_checks.probe_database(CONF)
         database = db_api.Database.from_conf(CONF)
     except (drs_conf.ConfigError, db_api.DatabaseError) as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)

@@ -29,9 +29,10 @@ from oslo_service import service as oslo_service
 
 from nova_drs import conf as drs_conf
 from nova_drs import loadbalancer_plugins
+from nova_drs.clients import nova_api
+from nova_drs.cmd import startup_checks
 from nova_drs.conf import startup
 from nova_drs.daemon import launcher as daemon_launcher
-from nova_drs.daemon import nova_api
 from nova_drs.daemon import power as daemon_power
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
@@ -82,13 +83,13 @@ def _start(argv):
     """Everything checked before the first cycle: (policy, nova, database)."""
     startup.parse(CONF, argv, PROG)
     startup.validate(CONF)
-    startup.check_plugins(CONF)
+    startup_checks.check_plugins(CONF)
     policy = loadbalancer_plugins.load_policy(CONF)
     nova = nova_from_conf(CONF)
     startup.validate(CONF)  # the auth plugin registered its own options
-    startup.check_paths(CONF, lock_file=not CONF.dry_run)
+    startup_checks.check_paths(CONF, lock_file=not CONF.dry_run)
     startup.setup_logging(CONF, PROG)
-    startup.probe_database(CONF)
+    startup_checks.probe_database(CONF)
     database = db_api.Database.from_conf(CONF)
     if migration.current_revision(database) != migration.head_revision():
         raise drs_conf.ConfigError('the DRS database is not at the current schema; run '

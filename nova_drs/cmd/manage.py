@@ -28,6 +28,7 @@ from nova_drs.cmd import manage_db
 from nova_drs.cmd import manage_overcommit
 from nova_drs.cmd import manage_power
 from nova_drs.cmd import manage_stats
+from nova_drs.cmd import startup_checks
 from nova_drs.conf import startup
 
 CONF = drs_conf.CONF
@@ -57,9 +58,9 @@ def main(argv=None):
         try:
             startup.parse(CONF, argv, PROG)
             startup.validate(CONF)
-            startup.check_plugins(CONF)
-            startup.check_paths(CONF)
-            startup.probe_database(CONF)
+            startup_checks.check_plugins(CONF)
+            startup_checks.check_paths(CONF)
+            startup_checks.probe_database(CONF)
         except drs_conf.ConfigError as exc:
             print('%s: %s' % (PROG, exc), file=sys.stderr)
             return 1

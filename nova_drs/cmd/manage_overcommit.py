@@ -23,32 +23,9 @@ hosts over 100 % after a ratio was lowered.
 
 from nova_drs.cmd import subcommands
 from nova_drs.db import api as db_api
+from nova_drs.overcommit import nova_databases
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import placement_sync
-
-
-def _nova_context(conf):
-    """Admin context on nova's databases, as nova-manage sets them up."""
-    from nova import context as nova_context
-    from nova import objects
-    from nova.db.api import api as api_db_api
-    from nova.db.main import api as main_db_api
-    from oslo_messaging import opts as messaging_opts
-    from oslo_utils import importutils
-    objects.register_all()
-    # What nova's config.parse_args registers and nova's objects read:
-    # [profiler] (DB layer, when osprofiler is installed, as in any devstack)
-    # and [DEFAULT] transport_url (CellMapping).
-    profiler_opts = importutils.try_import('osprofiler.opts')
-    if profiler_opts and 'profiler' not in conf:
-        profiler_opts.set_defaults(conf)
-    conf.register_opts(dict(messaging_opts.list_opts())[None])
-    if not conf.api_database.connection:
-        raise RuntimeError('nova\'s [api_database] connection is not set: run with the '
-                           'nova.conf of a controller (--config-file /etc/nova/nova.conf)')
-    main_db_api.configure(conf)
-    api_db_api.configure(conf)
-    return nova_context.get_admin_context()
 
 
 def _table(headers, rows):
@@ -118,7 +95,7 @@ def run_report(conf, database, ctxt):
 
 def _sync(conf):
     from nova import utils as nova_utils
-    ctxt = _nova_context(conf)
+    ctxt = nova_databases.admin_context(conf)
     placement = nova_utils.get_sdk_adapter('placement', admin=True)
     result, text = run_sync(conf, placement, db_api.shared_database(conf), ctxt,
                             aggregate=conf.category.aggregate,
@@ -128,7 +105,8 @@ def _sync(conf):
 
 
 def _report(conf):
-    _rows, text = run_report(conf, db_api.shared_database(conf), _nova_context(conf))
+    database = db_api.shared_database(conf)  # before nova's, as it always was
+    _rows, text = run_report(conf, database, nova_databases.admin_context(conf))
     print(text)
     return 0
 

@@ -28,9 +28,9 @@ from nova_drs import loadbalancer_plugins
 from nova_drs.conf import startup
 from nova_drs.daemon import planning
 from nova_drs.db import api
+from nova_drs.db import cycle_inventory
 from nova_drs.loadbalancer import catalog
 from nova_drs.observability import energy
-from nova_drs.sim import inventory
 from nova_drs.sim import snapshot_file
 from nova_drs.sim import stats_replay
 from nova_drs.sim import sweep
@@ -165,8 +165,8 @@ def _reproduced(dataset, planner):
     """One line: how many recorded cycles the replay plans exactly as the daemon did."""
     outcomes = stats_replay.reproduce(dataset, planner)
     same = sum(1 for _now, daemon, replay in outcomes
-               if sorted(map(repr, inventory.plan_key(daemon)))
-               == sorted(map(repr, inventory.plan_key(replay))))
+               if sorted(map(repr, cycle_inventory.plan_key(daemon)))
+               == sorted(map(repr, cycle_inventory.plan_key(replay))))
     actions = sum(len(daemon) for _now, daemon, _replay in outcomes)
     line = ('%d cycles recorded (%d planned actions); the replay plans %d of them exactly '
             'as the daemon did' % (len(outcomes), actions, same))

@@ -19,7 +19,7 @@ the same ``[loadbalancer]`` group; these are about running the cycle safely.
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from nova_drs import cluster_policy
+from nova_drs.conf import policy_names
 
 loadbalancer_group = cfg.OptGroup(
     'loadbalancer', title='nova-loadbalancer daemon',
@@ -35,8 +35,8 @@ daemon_opts = [
                    ('manual', 'store plans; execute only what an admin approves')],
                help='Global automation level, the default of every cluster. Per '
                     'cluster, aggregate metadata "drs_automation" overrides it.'),
-    cfg.StrOpt('default_policy', default=cluster_policy.NONE,
-               choices=cluster_policy.POLICIES, deprecated_group='drs_scheduler',
+    cfg.StrOpt('default_policy', default=policy_names.NONE,
+               choices=policy_names.POLICIES, deprecated_group='drs_scheduler',
                help='DRS policy of hosts outside every aggregate with "drs_policy" '
                     'metadata (and of hosts whose aggregates disagree or set an '
                     'invalid value), for the scheduler weighers and the daemon '

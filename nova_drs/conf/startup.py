@@ -10,14 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Startup checks shared by every nova-drs command.
+"""Startup checks shared by every nova-drs command that only read options.
 
 Each check turns a configuration that cannot work into a ``ConfigError``
 whose message is one line naming the option, so a command can print it and
 exit 1 before it starts anything, instead of a traceback at the first read
 or, worse, a daemon that silently stops acting (``place_cpu = nan`` compares
 false with everything). Checks iterate over the registered options, so an
-option added later is covered without an edit here.
+option added later is covered without an edit here. The checks that open
+the database or load plugins are nova_drs.cmd.startup_checks: this package
+is the bottom layer and imports nothing of nova_drs outside it.
 """
 
 import math
@@ -134,55 +136,6 @@ def validate(conf):
     retention.check(conf)
 
 
-def _file_in_the_way(path):
-    """The first existing component of ``path`` that is not a directory."""
-    path = os.path.abspath(path)
-    while not os.path.lexists(path):
-        path = os.path.dirname(path)
-    return None if os.path.isdir(path) else path
-
-
-def _usable_directory(path, label):
-    """Create ``path`` if needed; ConfigError unless it is a writable directory."""
-    blocker = _file_in_the_way(path)
-    if blocker:
-        raise ConfigError('%s: %s is a file, not a directory' % (label, blocker))
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError('%s: cannot create directory %s: %s'
-                          % (label, path, exc.strerror)) from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError('%s: directory %s is not writable' % (label, path))
-
-
-def check_paths(conf, lock_file=False):
-    """State directory and SQLite file: usable before anything opens them.
-
-    ``lock_file``: the command keeps its single-node lock under state_path.
-    """
-    from sqlalchemy.engine import url as sa_url
-
-    from nova_drs.db import api as db_api
-    state = '[drs] state_path = %s' % conf.drs.state_path
-    if lock_file and not conf.drs_coordination.backend_url:
-        _usable_directory(conf.drs.state_path, state)
-    label = '[drs_database] connection = %s' % db_api.masked(conf.drs_database.connection)
-    if not conf.drs_database.connection:
-        _usable_directory(conf.drs.state_path, state)
-        label = state
-    try:
-        url = sa_url.make_url(db_api.connection_from_conf(conf))
-    except Exception:
-        return  # Database() reports an unparseable URL in one line
-    if url.get_backend_name() != 'sqlite' or not url.database or url.database == ':memory:':
-        return
-    path = os.path.abspath(url.database)
-    _usable_directory(os.path.dirname(path), label)
-    if os.path.isdir(path) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise ConfigError('%s: SQLite database %s is not a writable file' % (label, path))
-
-
 def setup_logging(conf, prog):
     """oslo.log setup, with third-party INFO chatter off and errors as ConfigError."""
     conf.set_default('default_log_levels',
@@ -194,43 +147,6 @@ def setup_logging(conf, prog):
                           % (exc.log_config, _one_line(exc.err_msg))) from None
     except OSError as exc:
         raise ConfigError('cannot open log file %s: %s' % (exc.filename, exc.strerror)) from None
-
-
-def probe_database(conf):
-    """Connect once, without oslo.db's retries: an unreachable DRS database
-    is one line within seconds. The service's own connections keep the
-    configured retries for outages after startup."""
-    import logging as std_logging
-
-    from nova_drs.db import api as db_api
-    group = conf.drs_database
-    # One attempt (oslo.db's max_retries=0 would not connect at all), and
-    # its "SQL connection failed. 1 attempts left." warning is not news.
-    engines_log = std_logging.getLogger('oslo_db.sqlalchemy.engines')
-    level = engines_log.level
-    engines_log.setLevel(std_logging.ERROR)
-    try:
-        database = db_api.Database(db_api.connection_from_conf(conf), max_retries=1,
-                                   retry_interval=0,
-                                   mysql_sql_mode=group.mysql_sql_mode,
-                                   sqlite_synchronous=group.sqlite_synchronous)
-        database.engine  # noqa: B018  (connects)
-    except db_api.DatabaseError as exc:
-        raise ConfigError(str(exc)) from None
-    finally:
-        engines_log.setLevel(level)
-    database.dispose()
-
-
-def check_plugins(conf):
-    """Every plugin name in the options is loadable, whether used now or not."""
-    from nova_drs import loadbalancer_plugins
-    from nova_drs.scale import scalers
-    loadbalancer_plugins.check_names(conf)
-    try:
-        scalers.load(conf.drs_scale.scaler)
-    except scalers.ScalerError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 SIGNAL_LATENCY = 1  # seconds

@@ -20,13 +20,14 @@ same in the simulator.
 
 import dataclasses
 import datetime
-import logging
 import threading
+
+from oslo_log import log as logging
 
 from nova_drs import cluster_policy
 from nova_drs import opt_out
 from nova_drs import rule_patterns
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.loadbalancer import model
 
 #: Every non-final migration status nova has: resources held on both ends.

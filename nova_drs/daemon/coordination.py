@@ -52,13 +52,13 @@ round trip plus a local lease check) keeps two daemons from acting twice.
 """
 
 import collections
-import logging
 import os
 import socket
 import threading
 import time
 import urllib.parse
 
+from oslo_log import log as logging
 from tooz import coordination as tooz_coordination
 
 from nova_drs.daemon import coordination_backend as backend

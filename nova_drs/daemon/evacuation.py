@@ -27,10 +27,11 @@ DPM does; one wake at a time, the next only after it ended.
 """
 
 import datetime
-import logging
+
+from oslo_log import log as logging
 
 from nova_drs import opt_out
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 

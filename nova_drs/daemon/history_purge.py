@@ -22,7 +22,8 @@ go through ``purge`` here.
 
 import dataclasses
 import datetime
-import logging
+
+from oslo_log import log as logging
 
 from nova_drs.db import decisions
 from nova_drs.db import hosts

@@ -43,14 +43,14 @@ running the next cycle. Rules that keep VMs safe:
 
 import collections
 import datetime
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
+from nova_drs.clients import nova_api
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import evacuation
-from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 
 LOG = logging.getLogger(__name__)

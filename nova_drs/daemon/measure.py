@@ -22,8 +22,8 @@ is logged and never costs the cycle.
 
 import concurrent.futures
 import datetime
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs.db import hosts as drs_hosts

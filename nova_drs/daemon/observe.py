@@ -28,12 +28,12 @@ incremental path sees something odd, everything is re-listed.
 
 import dataclasses
 import datetime
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_drs.clients import nova_api
 from nova_drs.daemon import cloud_view
-from nova_drs.daemon import nova_api
 from nova_drs.daemon import stats_history
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations

@@ -33,14 +33,14 @@
 
 import collections
 import datetime
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
 from nova_drs import opt_out
+from nova_drs.clients import nova_api
 from nova_drs.daemon import budget as budget_mod
-from nova_drs.daemon import nova_api
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model

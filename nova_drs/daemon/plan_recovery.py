@@ -33,9 +33,10 @@ the claim's time, both UTC (what NTP keeps the control plane within). The
 term itself is compared for equality only.
 """
 
-import logging
 
-from nova_drs.daemon import nova_api
+from oslo_log import log as logging
+
+from nova_drs.clients import nova_api
 from nova_drs.db import hosts
 from nova_drs.db import lb_migrations
 from nova_drs.db import plan_progress

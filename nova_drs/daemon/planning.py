@@ -19,7 +19,8 @@ plan in both.
 
 import copy
 import dataclasses
-import logging
+
+from oslo_log import log as logging
 
 from nova_drs import cluster_policy
 from nova_drs import opt_out

@@ -20,12 +20,13 @@ cycle (``observe.HostFault``).
 
 import datetime
 import itertools
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from nova_drs import cluster_policy
+from nova_drs.clients import nova_api
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import coordination
@@ -33,12 +34,12 @@ from nova_drs.daemon import explain
 from nova_drs.daemon import history_purge
 from nova_drs.daemon import lifecycle as lifecycle_mod
 from nova_drs.daemon import measure
-from nova_drs.daemon import nova_api
 from nova_drs.daemon import observe
 from nova_drs.daemon import orchestrator as orchestrator_mod
 from nova_drs.daemon import oscillation
 from nova_drs.daemon import plan_recovery
 from nova_drs.daemon import planning
+from nova_drs.db import cycle_inventory
 from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
@@ -50,7 +51,6 @@ from nova_drs.observability import metrics
 from nova_drs.overcommit import alerts as overcommit_alerts
 from nova_drs.overcommit import placement_sync
 from nova_drs.scale import executor as scale_executor
-from nova_drs.sim import inventory as sim_inventory
 
 LOG = logging.getLogger(__name__)
 
@@ -188,9 +188,9 @@ class LoadBalancer:
         """What this cycle planned from, for ``nova-drs-sim --from-stats``."""
         history = self.observer.history
         try:
-            inventory.record(self.db, now, sim_inventory.body(
-                view, actions, sim_inventory.epoch(now),
-                sim_inventory.epoch(history.start), sim_inventory.epoch(history.newest),
+            inventory.record(self.db, now, cycle_inventory.body(
+                view, actions, cycle_inventory.epoch(now),
+                cycle_inventory.epoch(history.start), cycle_inventory.epoch(history.newest),
                 history.length))
         except Exception as exc:  # replay data only: never costs a cycle
             LOG.warning('cycle inventory not recorded: %s', exc)

@@ -25,7 +25,8 @@ read, so neither a skewed compute nor the daemon's clock judges it.
 
 import bisect
 import datetime
-import logging
+
+from oslo_log import log as logging
 
 from nova_drs.db import statistics as db_statistics
 

@@ -32,8 +32,8 @@ The daemon stores and reads the decision core's typed actions (``Action``,
 import collections
 import dataclasses
 import json
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 import sqlalchemy as sa
 

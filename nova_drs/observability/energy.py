@@ -19,9 +19,9 @@ curves of ``[drs_energy]`` and the aggregates' ``drs_power_curve`` metadata.
 """
 
 import datetime
-import logging
 import re
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs import aggregate_keys

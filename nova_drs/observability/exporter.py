@@ -17,13 +17,13 @@ import base64
 import contextlib
 import hashlib
 import hmac
-import logging
 import socket
 import ssl
 import threading
 from wsgiref import simple_server
 
 import bcrypt
+from oslo_log import log as logging
 import prometheus_client
 
 LOG = logging.getLogger(__name__)

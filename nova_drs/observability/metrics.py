@@ -20,8 +20,8 @@ durations, requests to nova and placement) is counted in memory.
 
 import contextlib
 import datetime
-import logging
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 import prometheus_client
 from prometheus_client import core

@@ -17,6 +17,8 @@ commands live in the ``openstack.drs.v1`` group. The API is served by
 nova-api itself, so the client talks to the compute endpoint of the catalog.
 """
 
+# stdlib logging, not oslo_log: a Filter is attached to other libraries'
+# stdlib loggers (osc-lib's), which oslo.log's adapters do not offer.
 import logging
 
 from osc_lib import exceptions

@@ -31,7 +31,7 @@ import time
 from oslo_log import log as logging
 
 from nova_drs import aggregate_keys
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.db import requests as db_requests
 from nova_drs.overcommit import accounting

@@ -27,12 +27,12 @@ import datetime
 import statistics
 
 from nova_drs import cluster_policy
+from nova_drs.db import cycle_inventory
 from nova_drs.db import inventory as db_inventory
 from nova_drs.db import statistics as db_statistics
 from nova_drs.loadbalancer import model
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
-from nova_drs.sim import inventory
 
 FORMAT = 'nova-drs-sim-stats/1'
 
@@ -65,7 +65,7 @@ def _datetime(seconds):
 def _by_key(rows):
     samples = {}
     for key, sampled_at, cpu in rows:
-        samples.setdefault(key, []).append((inventory.epoch(sampled_at), cpu))
+        samples.setdefault(key, []).append((cycle_inventory.epoch(sampled_at), cpu))
     return samples
 
 
@@ -73,9 +73,9 @@ def reproduce(dataset, planner):
     """[(cycle now, the daemon's plan, the replay's plan)] as recorded action dicts."""
     results = []
     for cycle in dataset['cycles']:
-        view = inventory.rebuild(cycle, dataset['host_samples'],
-                                 dataset['instance_samples'])
-        replayed = [inventory.recorded(a) for a in planner.plan(view)]
+        view = cycle_inventory.rebuild(cycle, dataset['host_samples'],
+                                       dataset['instance_samples'])
+        replayed = [cycle_inventory.recorded(a) for a in planner.plan(view)]
         results.append((cycle['now'], cycle['actions'], replayed))
     return results
 

@@ -64,10 +64,10 @@ def notification_problems(conf):
 
 def nova_ratio_lookup(conf):
     """RatioLookup on nova's databases, or None with the reason logged."""
-    from nova_drs.cmd import manage_overcommit
+    from nova_drs.overcommit import nova_databases
     from nova_drs.overcommit import nova_view
     try:
-        manage_overcommit._nova_context(conf)
+        nova_databases.admin_context(conf)
     except Exception as exc:
         LOG.warning('nova-drs collector: deployed-with ratios are NOT recorded: %s', exc)
         return None

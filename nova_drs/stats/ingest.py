@@ -30,9 +30,9 @@ newest sample, and escape the retention purge, until the clock got there.
 """
 
 import datetime
-import logging
 import math
 
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs.db import statistics

@@ -19,7 +19,7 @@ from keystoneauth1 import session as ks_session
 from openstack import connection
 from openstack.placement.v1 import _proxy as placement_proxy
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.stats import ingest
 
 

@@ -151,7 +151,7 @@ class TestFaults(DaemonTestBase):
         from keystoneauth1 import session as ks_session
         from openstack import connection
 
-        from nova_drs.daemon import nova_api
+        from nova_drs.clients import nova_api
         self.balancer.nova = nova_api.NovaAPI(connection.Connection(
             session=ks_session.Session(auth=noauth.NoAuth()),
             compute_endpoint_override='http://127.0.0.1:9/v2.1',

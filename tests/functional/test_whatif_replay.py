@@ -23,9 +23,9 @@ import sys
 from nova_drs import conf as drs_conf
 from nova_drs.daemon import planning
 from nova_drs.db import api as db_api
+from nova_drs.db import cycle_inventory
 from nova_drs.db import models
 from nova_drs.loadbalancer import catalog
-from nova_drs.sim import inventory
 from nova_drs.sim import stats_replay
 from tests.functional import daemon_support
 from tests.functional.test_daemon_cycle import DaemonTestBase
@@ -55,7 +55,7 @@ class TestWhatIfReplay(DaemonTestBase):
     def test_replay_reproduces_the_daemons_plans_and_prints_the_table(self):
         start = datetime.datetime.utcnow() - datetime.timedelta(minutes=1)
         summaries = self._consolidate()
-        planned = [inventory.plan_key([inventory.recorded(a) for a in s['actions']])
+        planned = [cycle_inventory.plan_key([cycle_inventory.recorded(a) for a in s['actions']])
                    for s in summaries]
         self.assertTrue(any(planned), 'the daemon planned nothing: nothing to reproduce')
 
@@ -64,8 +64,8 @@ class TestWhatIfReplay(DaemonTestBase):
             dataset, planning.ClusterPlanner(drs_conf.CONF, catalog.by_name(self.POLICY)))
         self.assertEqual(len(summaries), len(outcomes))
         for returned, (_now, recorded, replayed) in zip(planned, outcomes, strict=True):
-            self.assertEqual(returned, inventory.plan_key(recorded))
-            self.assertEqual(returned, inventory.plan_key(replayed))
+            self.assertEqual(returned, cycle_inventory.plan_key(recorded))
+            self.assertEqual(returned, cycle_inventory.plan_key(replayed))
         # what the daemon started is what lb_plans stored
         with self.drs_db.reader() as session:
             stored = [row.actions for row in session.query(models.LbPlan)]

@@ -12,6 +12,9 @@
 
 """``openstack drs rule list|create|delete``: allow/deny rules of the loadbalancer."""
 
+# stdlib logging, not oslo_log: this module runs inside the ``openstack``
+# client, where osc-lib (not oslo.log) configures logging, as in every
+# OpenStackClient plugin.
 import logging
 
 from osc_lib import exceptions

@@ -42,6 +42,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs.clients import nova_api
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
@@ -204,7 +205,7 @@ class ClosedLoop:
         """One daemon; with faults, a leader and a standby (their own
         connections and caches, one lock) so a takeover can happen."""
         def daemon(coordinator=None):
-            nova = service.nova_api.NovaAPI(twin_transport.connect(
+            nova = nova_api.NovaAPI(twin_transport.connect(
                 self.cloud, timeout=conf.drs_auth.timeout))
             balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
                                             self.power, coordinator=coordinator)

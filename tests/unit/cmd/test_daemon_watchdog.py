@@ -33,9 +33,9 @@ import pytest
 import redis
 
 from nova_drs import conf as drs_conf
+from nova_drs.clients import nova_api
 from nova_drs.cmd import loadbalancer as cmd
 from nova_drs.conf import loadbalancer as lb_conf
-from nova_drs.daemon import nova_api
 from tests import services
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(

@@ -17,7 +17,7 @@
 
 import pytest
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.daemon import observe
 
 

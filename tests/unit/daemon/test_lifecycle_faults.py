@@ -21,7 +21,7 @@ import tempfile
 import pytest
 
 from nova_drs import conf as drs_conf
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts

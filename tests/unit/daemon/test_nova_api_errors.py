@@ -17,7 +17,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 import requests
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 
 
 def _http_error(status, message):

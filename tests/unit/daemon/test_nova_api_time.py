@@ -14,7 +14,7 @@
 
 import datetime
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 
 TEN = datetime.datetime(2026, 11, 23, 10, 0, 0)
 

@@ -21,7 +21,7 @@ import types
 import pytest
 import sqlalchemy as sa
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.daemon import orchestrator
 from nova_drs.db import api
 from nova_drs.db import hosts as drs_hosts

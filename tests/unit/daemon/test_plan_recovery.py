@@ -17,7 +17,7 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 from nova_drs.daemon import plan_recovery
 from nova_drs.db import api
 from nova_drs.db import hosts

@@ -14,7 +14,7 @@
 
 Each test pins one fact about openstacksdk that makes its listings unfit
 for the daemon. When an SDK upgrade changes the fact the test fails: that is
-the moment to move that listing in ``daemon/nova_api.py`` onto the SDK.
+the moment to move that listing in ``clients/nova_api.py`` onto the SDK.
 """
 
 from openstack.compute.v2 import hypervisor
@@ -22,7 +22,7 @@ from openstack.compute.v2 import server
 from openstack.compute.v2 import server_group
 import requests
 
-from nova_drs.daemon import nova_api
+from nova_drs.clients import nova_api
 
 
 def _nova_page(groups):

@@ -49,7 +49,7 @@ class AggregateRatio(unittest.TestCase):
         for bad in ('abc', '-1', '0', '1e9'):
             with self.subTest(bad=bad):
                 aggs = [Aggregate(7, {'ram_allocation_ratio': bad}, 'gold')]
-                with self.assertLogs(aggregate_keys.LOG, logging.WARNING) as logs:
+                with self.assertLogs(aggregate_keys.LOG.logger, logging.WARNING) as logs:
                     for _ in range(50):  # 50 hosts / requests
                         self.assertEqual(1.0, ratios.aggregate_ratio(
                             aggs, 'ram_allocation_ratio', 1.0))
@@ -60,7 +60,7 @@ class AggregateRatio(unittest.TestCase):
     def test_bad_value_ignored_next_to_a_good_one(self):
         aggs = [Aggregate(1, {'cpu_allocation_ratio': 'abc'}),
                 Aggregate(2, {'cpu_allocation_ratio': '3'})]
-        with self.assertLogs(aggregate_keys.LOG, logging.WARNING):
+        with self.assertLogs(aggregate_keys.LOG.logger, logging.WARNING):
             self.assertEqual(3.0, ratios.aggregate_ratio(aggs, 'cpu_allocation_ratio', 16.0))
 
     def test_host_ratios(self):

@@ -22,10 +22,10 @@ import pytest
 from nova_drs.cmd import sim
 from nova_drs.daemon import planning
 from nova_drs.db import api as db_api
+from nova_drs.db import cycle_inventory
 from nova_drs.db import migration
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
-from nova_drs.sim import inventory
 from nova_drs.sim import snapshot_file
 from nova_drs.sim import stats_replay
 
@@ -63,7 +63,7 @@ def dataset(cycles=6, busy=0.05):
                                          server_group=PROJECT if s.endswith('1') else None)
                           for s, h in sorted(servers.items()))
         view = View(model.Snapshot(hosts, instances, now=now), [aggregate])
-        bodies.append(inventory.body(view, [], now, T0 - 3600, now - 1, 12))
+        bodies.append(cycle_inventory.body(view, [], now, T0 - 3600, now - 1, 12))
     return {'format': stats_replay.FORMAT, 'cycles': bodies,
             'host_samples': host_samples, 'instance_samples': instance_samples}
 
@@ -104,8 +104,8 @@ def test_rebuilt_snapshot_gives_the_recorded_plan():
     planner = planning.ClusterPlanner(drs_conf.CONF, catalog.by_name('drs'))
     # what the daemon would have recorded: the plan of each cycle's own view
     for cycle in source['cycles']:
-        view = inventory.rebuild(cycle, source['host_samples'], source['instance_samples'])
-        cycle['actions'] = [inventory.recorded(a) for a in planner.plan(view)]
+        view = cycle_inventory.rebuild(cycle, source['host_samples'], source['instance_samples'])
+        cycle['actions'] = [cycle_inventory.recorded(a) for a in planner.plan(view)]
     outcomes = stats_replay.reproduce(source, planner)
 
     assert any(daemon for _now, daemon, _replay in outcomes)
@@ -115,8 +115,8 @@ def test_rebuilt_snapshot_gives_the_recorded_plan():
 def test_history_is_what_the_daemon_held():
     samples = [(t, 10.0 * t) for t in range(1, 11)]
 
-    assert inventory.history(samples, since=2, newest=8, length=4) == (0.5, 0.6, 0.7, 0.8)
-    assert inventory.history(samples, since=None, newest=None, length=4) == ()
+    assert cycle_inventory.history(samples, since=2, newest=8, length=4) == (0.5, 0.6, 0.7, 0.8)
+    assert cycle_inventory.history(samples, since=None, newest=None, length=4) == ()
 
 
 def _simulate(data, policy):

@@ -96,7 +96,7 @@ def test_rpc_legacy_notifier_and_notifications_options():
 
 
 def test_db_configure_for_manage():
-    # cmd/manage_overcommit.py sets nova's databases up like nova-manage.
+    # overcommit/nova_databases.py sets nova's databases up like nova-manage.
     from nova.db.api import api as api_db
     from nova.db.main import api as main_db
     assert params(main_db.configure)[:1] == ['conf']

@@ -76,11 +76,11 @@ class PolicyTest(WeigherTestCase):
         self.assertEqual('power_saving', base.host_policy(host_state('h')))
         self.assertEqual('even_distribution', base.host_policy(host_state(
             'h', aggregates=[aggregate(1, drs_policy='Even_Distribution')])))
-        with self.assertLogs(aggregate_keys.LOG, 'WARNING'):
+        with self.assertLogs(aggregate_keys.LOG.logger, 'WARNING'):
             self.assertEqual('power_saving', base.host_policy(host_state(
                 'h', aggregates=[aggregate(2, drs_policy='even_distribution'),
                                  aggregate(3, drs_policy='none')])))
-        with self.assertLogs(aggregate_keys.LOG, 'WARNING'):
+        with self.assertLogs(aggregate_keys.LOG.logger, 'WARNING'):
             self.assertEqual('power_saving', base.host_policy(host_state(
                 'h', aggregates=[aggregate(4, drs_policy='greedy')])))
 

@@ -10,7 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The daemon's view of nova and placement: their REST APIs, nothing else.
+"""nova-drs's view of nova and placement: their REST APIs, nothing else.
+
+The daemon's, the scale executor's and the commands' (hence here and not in
+nova_drs.daemon, which only the commands and the simulator may import).
 
 The daemon never reads nova's database (the 2015 implementation did). Every
 call goes through one openstacksdk Connection built from the ``[drs_auth]``
@@ -21,11 +24,11 @@ builder (``cloud_view``) reads that shape.
 
 import concurrent.futures
 import contextlib
-import logging
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
 from openstack import exceptions as sdk_exc
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs.observability import metrics

@@ -18,6 +18,11 @@ samples the way the daemon's ``stats_history.History`` held them: the newest
 ``history_length`` samples taken after ``history_since`` and up to the
 newest sample the cycle had read. Same inventory + same samples -> same
 snapshot -> same plan. Pure: no I/O.
+
+It is the format of the ``body`` that nova_drs.db.inventory stores, shared
+by its writer (the daemon) and its reader (the simulator's ``--from-stats``
+replay), so it lives beside the table rather than in either: the daemon
+must not import the simulator.
 """
 
 import calendar

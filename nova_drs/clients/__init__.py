@@ -1,0 +1,18 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Clients of other OpenStack services' REST APIs, shared across layers.
+
+The nova/placement client is used by the daemon, by the scale executor and
+by the commands; it lived in ``nova_drs.daemon``, which made ``scale`` import
+the daemon it sits below. Here it depends on nothing but options and metrics.
+"""
