@@ -58,6 +58,11 @@ def _json(cloud, *args):
     return json.loads(_cli(cloud, *(args + ('-f', 'json')))[0])
 
 
+def _finished(plan):
+    """The plan once it has ended, done or failed; None while it runs."""
+    return plan if plan['status'] in ('done', 'failed') else None
+
+
 def _delete_servers(compute, name):
     for server in scenario.list_servers(compute, name):
         scenario.ok(compute.delete('/servers/%s' % server['id']), 204)
@@ -135,9 +140,9 @@ def _day(cloud, compute):
     plan_id = pending[0]['ID']
     approved = _json(cloud, 'drs', 'plan', 'approve', str(plan_id))
     assert (approved['id'], approved['status']) == (plan_id, 'approved'), approved
-    done = scenario.wait_for('plan %d done' % plan_id, lambda: (lambda plan: plan if plan[
-        'status'] in ('done', 'failed') else None)(_json(cloud, 'drs', 'plan', 'show',
-                                                         str(plan_id))), 300, 3)
+    done = scenario.wait_for('plan %d done' % plan_id,
+                             lambda: _finished(_json(cloud, 'drs', 'plan', 'show', str(plan_id))),
+                             300, 3)
     assert done['status'] == 'done', done
     suspended = [a['host'] for a in done['actions'] if a['type'] == 'suspend']
     assert suspended, done
