@@ -97,12 +97,18 @@ class Budget:
         the cloud suspended, disabled or down): moving would only fail."""
         return self.room is not None and not self.receivers
 
-    def admit_evacuation(self, source):
-        """The host lifecycle asks before each server it moves off ``source``."""
-        if self.migration_refused(source):
+    def admit_evacuation(self, source, destination=None):
+        """The host lifecycle asks before each server it moves off ``source``
+        (to the plan's ``destination``, or where nova's scheduler chooses)."""
+        if self.migration_refused(source, destination):
             return False
-        self.take_migration(source)
+        self.take_migration(source, destination)
         return True
+
+    def may_receive(self, host):
+        """Whether nova's scheduler could place a server on ``host`` (True
+        when the receivers are unknown)."""
+        return self.room is None or host in self.receivers
 
     def power_refused(self, kind, host):
         """Why a suspend or wake of ``host`` must wait, or None."""

@@ -153,7 +153,8 @@ def _instances(raw, known_hosts):
             state=STATE_BY_STATUS.get(server['status'], server['status'].lower()),
             server_group=group, group_policy=policy,
             last_migrated_at=moved_at.get(uuid, (None, None))[0],
-            left_host=moved_at.get(uuid, (None, None))[1], movable=level is None))
+            left_host=moved_at.get(uuid, (None, None))[1],
+            movable=level is None and uuid not in raw.held_servers))
     return instances, levels
 
 
@@ -207,8 +208,9 @@ def under_way(raw):
 
 
 def _in_flight(raw, known_hosts):
-    """Migrations nova runs now (resources held on both ends), and ours it has not
-    listed yet."""
+    """Migrations nova runs now (resources held on both ends), ours it has not
+    listed yet, and the moves a suspend's evacuation is about to start to the
+    destinations its plan chose (the core reserves them there, not on a guess)."""
     found = {}
     for migration in raw.migrations:
         if migration.get('status') in IN_FLIGHT_NOVA:
@@ -220,6 +222,11 @@ def _in_flight(raw, known_hosts):
                 'instance_uuid': request['instance_uuid'],
                 'source_compute': request['source'],
                 'dest_compute': request['destination']})
+    for uuid, (source, destination) in raw.evacuation_targets.items():
+        server = raw.servers.get(uuid)
+        if server and server.get('OS-EXT-SRV-ATTR:host') == source:
+            found.setdefault(uuid, {'instance_uuid': uuid, 'source_compute': source,
+                                    'dest_compute': destination})
     result = []
     for uuid, migration in sorted(found.items()):
         source, dest = migration.get('source_compute'), migration.get('dest_compute')

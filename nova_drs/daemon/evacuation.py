@@ -24,6 +24,16 @@ in this maintenance, at most 30 min), counted from the failed requests in
 as the rest of the cluster lacking room, so one suspended host of the
 cluster is woken (within the cycle's ``max_wakes_per_cycle``), as vSphere
 DPM does; one wake at a time, the next only after it ended.
+
+A suspend's servers go where the plan that started it sent them
+(``Targets``): the destination is named to nova, whose scheduler still
+validates it with every filter (no force), and it counts on the cycle's
+budget per destination. Left to nova's scheduler alone they landed on hosts
+the same plan was about to empty, which then could not be emptied for the
+whole ``migration_cooldown`` (the closed-loop twin measured it,
+doc/source/twin.md). A server without a target (maintenance, an admin's
+suspend, a daemon that restarted or took over) or whose target nova refuses
+is placed by nova's scheduler.
 """
 
 import datetime
@@ -50,6 +60,43 @@ LAST_RETRY = datetime.timedelta(minutes=30)
 def retry_delay(failures):
     """How long after its ``failures``-th failed move a server is tried again."""
     return min(LAST_RETRY, FIRST_RETRY * 2 ** min(max(failures - 1, 0), 16))
+
+
+class Targets:
+    """Where the plan that started a host's suspend sends each of its servers:
+    {server: (source, destination)}, remembered by the orchestrator when it
+    starts the suspend, read by the evacuation over the next cycles.
+
+    Advice, not state: in memory only. A daemon that starts or takes over
+    without it lets nova's scheduler choose, as before a plan named targets.
+    Bounded by the servers of hosts being emptied (``retain``).
+    """
+
+    def __init__(self):
+        self._of = {}
+
+    def remember(self, moves):
+        """``moves``: the plan's migrate actions off hosts it suspends."""
+        for action in moves:
+            self._of[action.instance] = (action.source, action.destination)
+
+    def of(self, server, source):
+        """The planned destination of ``server`` leaving ``source``, or None."""
+        source_and_destination = self._of.get(server)
+        if source_and_destination is None or source_and_destination[0] != source:
+            return None
+        return source_and_destination[1]
+
+    def pending(self):
+        """{server: (source, destination)}: what the next view counts as moving."""
+        return dict(self._of)
+
+    def discard(self, server):
+        self._of.pop(server, None)
+
+    def retain(self, sources):
+        """Forget the servers of hosts no longer being emptied."""
+        self._of = {server: pair for server, pair in self._of.items() if pair[0] in sources}
 
 
 class Overtaken(Exception):
@@ -143,14 +190,18 @@ class EvacuationSteps:
             self._check(record, state_reason='cannot enter maintenance yet: no other host '
                         'can receive servers%s' % ('; %s' % room if room else ''))
             return True
-        if not self.budget.admit_evacuation(host):
+        target = self.targets.of(uuid, host)
+        if target is not None and not self.budget.may_receive(target):
+            self.targets.discard(uuid)  # disabled, down or being emptied since
+            target = None
+        if not self.budget.admit_evacuation(host, target):
             LOG.info('%s: migration limits reached; the rest moves in later cycles', host)
             return True
-        return self._request_move(record, uuid, kind, phase)
+        return self._request_move(record, uuid, kind, phase, target)
 
-    def _request_move(self, record, uuid, kind, phase):
-        """Record the move, then ask nova (no destination: nova's scheduler
-        chooses); True when the evacuation stops here."""
+    def _request_move(self, record, uuid, kind, phase, target=None):
+        """Record the move, then ask nova (to the plan's ``target``, or to no
+        host: nova's scheduler chooses); True when the evacuation stops here."""
         host = record['host']
         # Recorded only while the host is still being emptied as read:
         # a cancel that won stops the evacuation here.
@@ -161,10 +212,7 @@ class EvacuationSteps:
             raise Overtaken(host)
         self._crash_point('%s:migration-recorded' % phase)
         try:
-            if kind == 'live':
-                self.nova.live_migrate(uuid)
-            else:
-                self.nova.cold_migrate(uuid)
+            self._ask_nova(uuid, kind, target)
         except nova_api.NovaRequestFailed as exc:
             drs_migrations.finish(self.db, request_id, 'failed')
             return self._move_failed(record, uuid, 'nova refused to move %s: %s' % (uuid, exc))
@@ -181,6 +229,20 @@ class EvacuationSteps:
             raise
         self._crash_point('%s:migration-requested' % phase)
         return False
+
+    def _ask_nova(self, uuid, kind, target):
+        """Move ``uuid`` to ``target`` (validated by nova's scheduler); if nova
+        refuses that host, to the host its scheduler chooses."""
+        move = self.nova.live_migrate if kind == 'live' else self.nova.cold_migrate
+        if target is not None:
+            self.targets.discard(uuid)
+            try:
+                move(uuid, target)
+                return
+            except nova_api.NovaRequestFailed as exc:
+                LOG.info('%s: nova refused the planned destination %s (%s); its '
+                         'scheduler chooses', uuid, target, exc)
+        move(uuid)
 
     def _backing_off(self, record, uuid):
         """Whether ``uuid`` failed to move off the host lately (this maintenance)."""

@@ -65,7 +65,8 @@ class HostLifecycle(evacuation.EvacuationSteps):
     one safe step per call (the evacuation steps come from evacuation.py)."""
 
     def __init__(self, nova, database, power_drivers, suspend_timeout,
-                 wake_timeout, migration_timeout, crash_point=None, clock=timeutils.utcnow):
+                 wake_timeout, migration_timeout, crash_point=None, clock=timeutils.utcnow,
+                 targets=None):
         self.nova = nova
         self.db = database
         self.power_drivers = power_drivers
@@ -79,6 +80,8 @@ class HostLifecycle(evacuation.EvacuationSteps):
         self.budget = budget_mod.Budget(
             collections.defaultdict(lambda: float('inf')),
             lambda host: cluster_policy.DEFAULT_CLUSTER, ())
+        #: where the plans that started suspends send their hosts' servers
+        self.targets = targets if targets is not None else evacuation.Targets()
         #: (host, state_version) of a wake -> (heartbeat, up) nova showed when
         #: this daemon sent the wake command: what "reported since" compares with.
         self._seen_at_wake = {}

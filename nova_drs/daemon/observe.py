@@ -73,6 +73,12 @@ class Raw:
     stats_age: dict = dataclasses.field(default_factory=dict)
     #: host -> why a fault of its own takes it out of this cycle (HostFault)
     faulty: dict = dataclasses.field(default_factory=dict)
+    #: servers the oscillation guard holds (moved max_moves_per_server times
+    #: within oscillation_window): the planner leaves them where they are
+    held_servers: frozenset = frozenset()
+    #: server -> (source, destination) where the plan that started its host's
+    #: suspend sends it (evacuation.Targets): the view counts it there already
+    evacuation_targets: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -236,13 +242,15 @@ class Observer:
 
     def __init__(self, nova, database, power_drivers, history_length, stats_max_age,
                  host_cooldown, full_refresh_cycles=1, stats_window=None,
-                 clock=timeutils.utcnow, migration_cooldown=0):
+                 clock=timeutils.utcnow, migration_cooldown=0, oscillation=(0, 0)):
         self.nova = nova
         self.db = database
         self.power_drivers = power_drivers
         self.stats_window = datetime.timedelta(seconds=stats_window or stats_max_age)
         self.host_cooldown = datetime.timedelta(seconds=host_cooldown)
         self.migration_cooldown = datetime.timedelta(seconds=migration_cooldown)
+        #: (max_moves_per_server, oscillation_window seconds): the guard's limit
+        self.oscillation = oscillation
         self.inventory = Inventory(nova, full_refresh_cycles)
         self.history = stats_history.History(history_length)
         self._now = clock
@@ -270,6 +278,7 @@ class Observer:
             suspendable=self._suspendable_hosts(records, now), now=now,
             recent_migrations=self._recent_migrations(now),
             recent_requests=self._recent_requests(now),
+            held_servers=self._held_servers(now),
             faulty=dict(self.inventory.faulty))
 
     def _recent_migrations(self, now):
@@ -286,6 +295,16 @@ class Observer:
         if not self.migration_cooldown:
             return []
         return lb_migrations.requested_since(self.db, now - self.migration_cooldown)
+
+    def _held_servers(self, now):
+        """Servers at the oscillation guard's limit: the guard would refuse
+        their moves, so the planner must not count on them (a host holding one
+        cannot be emptied). One grouped query."""
+        max_moves, window = self.oscillation
+        if window <= 0:
+            return frozenset()
+        return lb_migrations.moved_at_least(
+            self.db, now - datetime.timedelta(seconds=window), max_moves)
 
     def reread_after_act(self, raw):
         """The same Raw with what the lifecycle steps changed: DRS records, services,

@@ -41,6 +41,7 @@ from nova_drs import cluster_policy
 from nova_drs import opt_out
 from nova_drs.clients import nova_api
 from nova_drs.daemon import budget as budget_mod
+from nova_drs.daemon import evacuation
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.loadbalancer import model
@@ -62,7 +63,7 @@ class Orchestrator:
     MOVED_SINCE_BATCH = 500
 
     def __init__(self, nova, database, limits, migration_cooldown, still_leader,
-                 clock=timeutils.utcnow, floor_of=None):
+                 clock=timeutils.utcnow, floor_of=None, targets=None):
         self.nova = nova
         self.db = database
         # per_host, per_destination, per_cluster, suspends_per_cycle, wakes_per_cycle
@@ -72,6 +73,9 @@ class Orchestrator:
         self._now = clock
         # (view, cluster) -> the cluster's floor of active hosts (SafetyLimits.floor)
         self.floor_of = floor_of or (lambda view, cluster: model.DEFAULT_LIMITS.floor)
+        #: the plan's destinations for the servers of the hosts it suspends,
+        #: which the host lifecycle moves (evacuation.Targets)
+        self.targets = targets if targets is not None else evacuation.Targets()
 
     def execute(self, actions, view, budget=None, progress=None, decided_at=None):
         """Carry out plan actions (db.plans.Action) decided at ``decided_at`` (naive UTC;
@@ -90,7 +94,7 @@ class Orchestrator:
         budget = budget or budget_mod.budget_for(view, self.limits)
         moved_since = self._moved_since_lookup(actions, decided_at or self._now())
         members = []
-        started, skipped, waiting, done = 0, [], [], []
+        skipped, waiting, done, evacuating = [], [], [], []
         for index, action in enumerate(actions):
             if action.kind in ('wake', 'suspend'):
                 why = budget.power_refused(action.kind, action.host)
@@ -101,11 +105,10 @@ class Orchestrator:
                 if not self._leading(len(actions) - index):
                     break
                 if self._start_power(action, view, budget, progress, members, skipped):
-                    started += 1
                     done.append(action)
             elif action.source in suspending:
-                # The host lifecycle empties hosts it suspends itself, letting
-                # nova's scheduler (with our filters and weighers) choose.
+                # The host lifecycle empties it, to this plan's destinations.
+                evacuating.append(action)
                 if progress is not None:
                     progress.skip(action, 'its source is being suspended: the host '
                                           'lifecycle moves it')
@@ -124,15 +127,16 @@ class Orchestrator:
                 if not self._leading(len(actions) - index):
                     break
                 if self._migrate(action, view, progress):
-                    started += 1
                     done.append(action)
                     budget.take_migration(action.source, action.destination)
+        suspended = {a.host for a in done if a.kind == 'suspend'}
+        self.targets.remember(a for a in evacuating if a.source in suspended)
         if progress is not None:
             progress.flush()
         if waiting:
             LOG.info('%d actions wait for a later cycle (migration, suspend and wake '
                      'limits)', len(waiting))
-        return {'started': started, 'done': done, 'skipped': skipped, 'waiting': waiting}
+        return {'started': len(done), 'done': done, 'skipped': skipped, 'waiting': waiting}
 
     def _start_power(self, action, view, budget, progress, members, skipped):
         """Claim and start one suspend or wake; True when its state moved.

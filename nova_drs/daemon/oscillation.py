@@ -16,6 +16,12 @@ Counts the migrations ``lb_migrations`` recorded per server within the
 window (one grouped query for the planned servers only); a server at the
 limit keeps its host, and a suspend of that host in the same plan is dropped
 too, since emptying it would move the server anyway.
+
+The planner already leaves those servers where they are (the observer reads
+them, ``Raw.held_servers``, and the view makes them unmovable), so it
+empties another host instead of planning, every cycle, a suspend this guard
+drops (the closed-loop twin found a host kept on for nine hours that way);
+the guard catches what changed between the observation and the act.
 """
 
 import datetime

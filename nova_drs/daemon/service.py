@@ -30,6 +30,7 @@ from nova_drs.clients import nova_api
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import coordination
+from nova_drs.daemon import evacuation
 from nova_drs.daemon import explain
 from nova_drs.daemon import history_purge
 from nova_drs.daemon import lifecycle as lifecycle_mod
@@ -67,19 +68,16 @@ class LoadBalancer:
         self.power_drivers = power_drivers
         self.coordinator = coordinator
         group = conf.loadbalancer
+        targets = evacuation.Targets()  # a suspend's plan: orchestrator -> lifecycle
         self.lifecycle = lifecycle_mod.HostLifecycle(
             nova, database, power_drivers, suspend_timeout=group.suspend_timeout,
             wake_timeout=group.wake_timeout, migration_timeout=group.migration_timeout,
-            crash_point=crash_point)
+            crash_point=crash_point, targets=targets)
         self.orchestrator = orchestrator_mod.Orchestrator(
             nova, database,
-            limits={'per_host': group.max_migrations_per_host,
-                    'per_destination': group.max_migrations_per_destination,
-                    'per_cluster': group.max_migrations_per_cluster,
-                    'suspends_per_cycle': group.max_suspends_per_cycle,
-                    'wakes_per_cycle': group.max_wakes_per_cycle},
+            limits=_limits(group),
             migration_cooldown=group.migration_cooldown, still_leader=self._still_leader,
-            floor_of=self._floor)
+            floor_of=self._floor, targets=targets)
         self.resolver = cluster_policy.Resolver()
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
@@ -97,7 +95,9 @@ class LoadBalancer:
             group.stats_max_age, group.host_cooldown,
             full_refresh_cycles=group.full_refresh_cycles,
             stats_window=group.stats_max_age + group.history_length * group.period,
-            migration_cooldown=group.migration_cooldown)
+            migration_cooldown=group.migration_cooldown,
+            oscillation=(self.conf.drs_oscillation.max_moves_per_server,
+                         self.conf.drs_oscillation.oscillation_window))
 
     def _still_leader(self):
         return self.coordinator is None or self.coordinator.still_leader()
@@ -147,6 +147,7 @@ class LoadBalancer:
                 if group.sync_overcommit:
                     self._sync_overcommit(raw)
                 raw = self.observer.reread_after_act(raw)
+            raw.evacuation_targets = self.lifecycle.targets.pending()
             view = cloud_view.build_view(raw, rules, group.stats_max_age)
         except nova_api.NovaUnavailable as exc:
             # A listing that could not be read whole (one host's faults never
@@ -219,7 +220,10 @@ class LoadBalancer:
         at all stops the cycle.
         """
         faults = {}
-        for record in drs_hosts.list_with_power(self.db, busy_only=True):
+        records = drs_hosts.list_with_power(self.db, busy_only=True)
+        self.lifecycle.targets.retain({r['host'] for r in records
+                                       if r['suspend_state'] == drs_hosts.SUSPENDING})
+        for record in records:
             busy = record['suspend_state'] in lifecycle_mod.ADVANCING
             if not (busy or record['disabled_by_drs']
                     and record['suspend_state'] == drs_hosts.ACTIVE):
@@ -378,6 +382,15 @@ class LoadBalancer:
     def _count(summary, result):
         summary['started'] += result['started']
         summary['deferred'] += len(result['skipped'])
+
+
+def _limits(group):
+    """The orchestrator's and the cycle budget's limits from ``[loadbalancer]``."""
+    return {'per_host': group.max_migrations_per_host,
+            'per_destination': group.max_migrations_per_destination,
+            'per_cluster': group.max_migrations_per_cluster,
+            'suspends_per_cycle': group.max_suspends_per_cycle,
+            'wakes_per_cycle': group.max_wakes_per_cycle}
 
 
 def _by_cluster(actions):

@@ -119,6 +119,19 @@ def recent_moves(database, uuids, since):
             .group_by(table.c.instance_uuid)).all())
 
 
+def moved_at_least(database, since, moves):
+    """Servers with ``moves`` or more migrations requested since ``since``
+    (the oscillation guard's count, ``recent_moves``, for every server at
+    once): one grouped query over the window's rows, whatever the number of
+    servers."""
+    table = models.LbMigration.__table__
+    with database.reader() as session:
+        return frozenset(session.execute(
+            sa.select(table.c.instance_uuid).where(table.c.created_at >= since)
+            .group_by(table.c.instance_uuid)
+            .having(sa.func.count() >= moves)).scalars())
+
+
 def requested_since(database, since):
     """[{instance_uuid, source, created_at}] of every move requested from
     ``since`` on that did not fail (one query, bounded by the moves of one

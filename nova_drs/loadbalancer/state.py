@@ -66,15 +66,7 @@ class WorkingState:
                 self.active_per_cluster[h.cluster] = self.active_per_cluster.get(h.cluster, 0) + 1
 
         self._load_instances(snapshot.instances)
-        for mig in snapshot.migrations:
-            j = self.vm_index[mig.instance]
-            self.movable[j] = False
-            dest = self.host_index[mig.destination]
-            src = self.host_index[mig.source]
-            self.pinned[src] += 1
-            self.pinned[dest] += 1
-            if dest != self.vm_host[j]:
-                self._reserve(j, dest)
+        self._moving = self._load_migrations(snapshot.migrations)
         self.active_hosts = [i for i, st in enumerate(self.power_state) if st == model.ACTIVE]
         self.suspended_hosts = [i for i, st in enumerate(self.power_state)
                                 if st == model.SUSPENDED]
@@ -125,9 +117,27 @@ class WorkingState:
                 if self.vm_group_policy[j] == model.ANTI_AFFINITY:
                     per_host[i] = per_host.get(i, 0) + 1
 
+    def _load_migrations(self, migrations):
+        """Pin both ends of each migration under way, reserve the server at its
+        destination; the set of servers moving."""
+        moving = set()
+        for mig in migrations:
+            j = self.vm_index[mig.instance]
+            moving.add(j)
+            self.movable[j] = False
+            dest = self.host_index[mig.destination]
+            self.pinned[self.host_index[mig.source]] += 1
+            self.pinned[dest] += 1
+            if dest != self.vm_host[j]:
+                self._reserve(j, dest)
+        return moving
+
     def _reserve_evacuations(self):
         """Reserve, on the cluster's active hosts, the servers of hosts being
         emptied (suspending, entering maintenance); [(instance, host)].
+        A server already moving (the snapshot's migrations: in flight, or
+        about to go where the plan that started its host's suspend sent it)
+        is reserved at its destination, not twice.
 
         Those servers are about to land on the active hosts (the host
         lifecycle moves them over the next cycles): a plan that ignored them
@@ -141,7 +151,7 @@ class WorkingState:
         One heap per cluster: O(servers log hosts).
         """
         leaving = [j for i, state in enumerate(self.power_state) if state in EVACUATING
-                   for j in self.vms[i]]
+                   for j in self.vms[i] if j not in self._moving]
         if not leaving:
             return []
         spare = {}

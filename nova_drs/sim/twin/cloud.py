@@ -30,7 +30,8 @@ by the runner):
 * a live migration without a host is placed by ``choose_host``, a stand-in
   for nova's scheduler with nova-drs's MigrationLimitFilter and power-saving
   weigher; a named host gets the same checks (``_accepts``: up, enabled, not
-  the source, below the arrival limit), as nova's scheduler without force;
+  the source, below the arrival limit, the CPU demand fits), as nova's
+  scheduler without force;
 * a powered-off host's nova-compute is ``down`` and stops heart-beating;
 * faults (``twin.faults``): a call that hangs costs the caller its session's
   timeout of virtual time and ends in the read timeout requests raises (which

@@ -68,9 +68,12 @@ class Migrations:
     def _accepts(self, host, server, source, arriving):
         """nova's scheduler checks for a host, named (without force, as the
         daemon asks) or not: up and enabled (ComputeFilter), not the source,
-        fewer than ``max_arrivals`` migrations arriving (MigrationLimitFilter)."""
+        fewer than ``max_arrivals`` migrations arriving (MigrationLimitFilter),
+        the server's CPU demand fits (nova-drs's CPU filter)."""
         return (host.up and host.enabled and host.name != source
-                and (self.max_arrivals is None or arriving[host.name] < self.max_arrivals))
+                and (self.max_arrivals is None or arriving[host.name] < self.max_arrivals)
+                and self.load(host.name) + self.demand(self.vm_of[server['id']])
+                <= host.capacity)
 
     def load(self, host_name):
         """MIPS demanded on a host now (servers migrating in counted there too)."""
@@ -78,10 +81,9 @@ class Migrations:
 
     def choose_host(self, server, source):
         """nova's scheduler for a move without a host: the checks of
-        ``_accepts``, the CPU demand fits, then nova-drs's weighers: fewest
+        ``_accepts`` (the CPU demand fits among them), then nova-drs's weighers: fewest
         migrations in progress (MigrationWeigher), then the fullest host
         (power saving: emptied hosts stay empty); the name breaks ties."""
-        need = self.demand(self.vm_of[server['id']])
         moving = collections.Counter()
         for other in self.servers.values():
             migration = other.get('_migration')
@@ -93,7 +95,7 @@ class Migrations:
             if not self._accepts(host, server, source, arriving):
                 continue
             load = self.load(host.name)
-            if load == 0 or load + need > host.capacity:
+            if load == 0:
                 continue            # an empty host is kept empty (power saving)
             key = (moving[host.name], -load / host.capacity, host.name)
             if best is None or key < best[0]:

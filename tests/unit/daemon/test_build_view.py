@@ -120,3 +120,21 @@ def test_many_skipped_ids_are_merged_into_one_range():
     order.advance(list(range(0, 2 * stats_history.MAX_GAPS + 4, 2)), NOW, top=None)
     after, gaps = order.position()
     assert gaps == [(1, after - 1)]
+
+
+def test_a_server_the_oscillation_guard_holds_is_unmovable_for_the_planner():
+    # Else the core plans, cycle after cycle, to empty its host, and the
+    # guard drops that suspend every time (the twin saw a host kept on 9 h).
+    view = cloud_view.build_view(_raw(held_servers=frozenset({'s1'})), cloud_view.Rules([]),
+                                 stats_max_age=600)
+    assert not {i.uuid: i for i in view.snapshot.instances}['s1'].movable
+
+
+def test_a_suspends_planned_destination_counts_as_a_move_under_way():
+    # s1 sits on a; the plan that started a's suspend sends it to b: the core
+    # reserves it on b, where it is about to go, not on a guess.
+    raw = _raw(evacuation_targets={'s1': ('a', 'b'), 's2': ('c', 'a')})
+    view = cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=600)
+    # s2 is no longer on c (the target is stale): only s1 counts.
+    assert sorted((m.instance, m.source, m.destination) for m in view.snapshot.migrations) \
+        == [('s1', 'a', 'b'), ('s2', 'b', 'a')]

@@ -232,3 +232,23 @@ def test_a_move_the_plan_weighed_goes_one_requested_after_it_or_failed_waits(dat
     # without a cooldown nothing is held back
     assert _orchestrator(database, RecordingNova(), cooldown=0).execute(
         _moves(2)[1:], view)['started'] == 1
+
+
+def test_a_started_suspend_hands_its_planned_moves_to_the_host_lifecycle(database):
+    """The moves off a host the plan suspends are the lifecycle's, to the plan's
+    destinations (evacuation.Targets); a suspend the limits defer hands nothing."""
+    from nova_drs.daemon import evacuation
+    drs_hosts.ensure_many(database, ['h1', 'h2', 'h3'])
+    actions = [plans.Action(model.Migrate('vm1', 'h1', 'h3', 'underload'), 'c1'),
+               plans.Action(model.Migrate('vm2', 'h2', 'h3', 'underload'), 'c1'),
+               plans.Action(model.Suspend('h1', 'underload'), 'c1'),
+               plans.Action(model.Suspend('h2', 'underload'), 'c1')]
+    targets = evacuation.Targets()
+    nova = RecordingNova()
+    result = orchestrator.Orchestrator(
+        nova, database, dict(LIMITS, suspends_per_cycle=1), 600, lambda: True,
+        floor_of=lambda view, cluster: 1, targets=targets).execute(
+            actions, _view(['h1', 'h2', 'h3'], {'vm1': 'h1', 'vm2': 'h2'}))
+    assert nova.sent == [] and result['started'] == 1
+    assert targets.of('vm1', 'h1') == 'h3'
+    assert targets.of('vm2', 'h2') is None     # h2's suspend waits for a later cycle

@@ -72,3 +72,12 @@ def test_suspend_of_a_host_with_a_held_server_is_dropped(database):
 def test_window_zero_turns_the_guard_off(database):
     moved(database, 'vm1', 9)
     assert oscillation.hold(database, [MIGRATE], {}, 0, 0) == ([MIGRATE], [])
+
+
+def test_the_planner_reads_every_server_at_the_limit_in_one_query(database):
+    moved(database, 'vm1', 3)
+    moved(database, 'vm2', 2)
+    moved(database, 'vm3', 4, age_seconds=7200)    # outside the window
+    since = timeutils.utcnow() - datetime.timedelta(seconds=3600)
+    assert lb_migrations.moved_at_least(database, since, 3) == {'vm1'}
+    assert lb_migrations.moved_at_least(database, since, 2) == {'vm1', 'vm2'}

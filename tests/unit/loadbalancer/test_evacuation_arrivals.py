@@ -73,3 +73,14 @@ def test_servers_stay_in_their_cluster():
              fakes.host('h2', cluster='b', power_state=model.SUSPENDING)]
     state = fakes.working(hosts, [fakes.vm('v', 'h2')])
     assert [state.host_names[i] for _j, i in state.arrivals] == ['h1']
+
+
+def test_a_leaving_server_already_moving_is_reserved_once_at_its_destination():
+    # leaving0 is migrating (or about to, to the destination its suspend's plan
+    # chose) to h2: it counts on h2 only, not on h2 and again on a guess.
+    hosts, instances = _cloud(model.SUSPENDING)
+    state = fakes.working(hosts, instances,
+                          [model.InFlightMigration('leaving0', 'h3', 'h2')])
+    assert sorted(state.uuids[j] for j, _i in state.arrivals) == \
+        ['leaving1', 'leaving2', 'leaving3']
+    assert sum(state.demand[:3]) == 3 * 500.0 + 4 * 100.0
