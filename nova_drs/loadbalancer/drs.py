@@ -214,11 +214,22 @@ class _Cycle:
         return dest
 
     def _wake_for(self, state, j):
-        """Wake the most efficient suspended host the instance fits on."""
+        """Wait for a host already waking that can take the instance, else wake
+        the most efficient suspended host it fits on.
+
+        A wake takes minutes and the daemon plans every minute: without the
+        wait, each cycle of one overload woke one more host (the closed-loop
+        twin saw three woken for one overload, suspended half an hour later).
+        """
+        left = state.vm_left[j] if self.cooling(state, j) else None
+        for i in state.waking_hosts:
+            if i != left and self.accepts(state, j, i):
+                state.promise(j, i)
+                self.load[i] += self.size[j]
+                return None
         if self.asleep is None:
             self.asleep = sorted(state.suspended_hosts,
                                  key=lambda i: (_watts_per_capacity(state, i), i))
-        left = state.vm_left[j] if self.cooling(state, j) else None
         for pos, i in enumerate(self.asleep):
             if i != left and self.accepts(state, j, i):
                 del self.asleep[pos]

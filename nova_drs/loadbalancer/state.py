@@ -71,6 +71,7 @@ class WorkingState:
         self.suspended_hosts = [i for i, st in enumerate(self.power_state)
                                 if st == model.SUSPENDED]
         self.suspended_set = frozenset(self.suspended_hosts)
+        self.waking_hosts = [i for i, st in enumerate(self.power_state) if st == model.WAKING]
         self.arrivals = self._reserve_evacuations()
         self.start_demand = list(self.demand)
         self.start_utilisation = [min(d / c, 1.0)
@@ -319,6 +320,12 @@ class WorkingState:
         if reason is not None:
             self.moves.append((j, i, reason))
             self._move_sources.append(self._detached_from[j])
+
+    def promise(self, j, i):
+        """Instance j goes to host i, which is waking, once it is up: its
+        resources count there from now on, so the plan wakes no other host
+        for the same load (the move itself comes in a later cycle)."""
+        self._reserve(j, i)
 
     def plan_wake(self, i, explicit=False):
         """Wake host i; an implicit wake is dropped if nothing lands there."""
