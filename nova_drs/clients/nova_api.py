@@ -31,6 +31,7 @@ from openstack import exceptions as sdk_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_drs.clients import placement_usages
 from nova_drs.observability import metrics
 
 LOG = logging.getLogger(__name__)
@@ -256,8 +257,7 @@ class NovaAPI:
 
     def provider_usages(self, provider_uuid):
         with self._sdk('placement', 'GET', '/resource_providers/%s/usages' % provider_uuid):
-            return dict(self._placement.fetch_resource_provider_usages(provider_uuid).usages
-                        or {})
+            return placement_usages.provider_usages(self._placement, provider_uuid)
 
     # -- scaling (nova_drs.scale) -----------------------------------------
     def server(self, server_id):

@@ -42,6 +42,17 @@ NOT_HONOURED = frozenset(('backend', 'use_db_reconnect', 'db_retry_interval',
 
 database_opts = [copy.deepcopy(opt) for opt in db_options.database_opts
                  if opt.dest not in NOT_HONOURED]
+if not any(opt.dest == 'synchronous_reader' for opt in database_opts):
+    # oslo.db < 18 (2025.2's 17.4.0) has enginefacade's synchronous_reader
+    # argument but no option for it; the same option, so a replica serves
+    # readers there too (oslo.db 18's help).
+    database_opts.append(cfg.BoolOpt(
+        'synchronous_reader', default=True,
+        help='Whether or not to assume a reader context needs to guarantee it can '
+             'read data committed by a writer assuming replication lag is present; '
+             'defaults to True. When False, a reader context works the same as '
+             'async_reader and will select the slave database if present. Note that '
+             'this parameter has no effect if you do not set any slave_connection.'))
 
 
 def list_opts():

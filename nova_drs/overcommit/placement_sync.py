@@ -33,6 +33,7 @@ import datetime
 from openstack import exceptions as sdk_exc
 from oslo_utils import timeutils
 
+from nova_drs.clients import placement_usages
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import accounting
 from nova_drs.overcommit import nova_view
@@ -96,7 +97,7 @@ def default_ratio(conf, key):
 def _usage(placement, rp_uuid, resource_class):
     """Placement's usage of one class, or None when it cannot be read."""
     try:
-        usages = placement.fetch_resource_provider_usages(rp_uuid).usages or {}
+        usages = placement_usages.provider_usages(placement, rp_uuid)
     except sdk_exc.SDKException:
         return None
     return usages.get(resource_class, 0)

@@ -12,10 +12,12 @@
 
 """Redfish power driver (sushy): ComputerSystem.Reset and PowerState."""
 
+import inspect
 import urllib.parse
 
 import sushy
 import sushy.auth
+import sushy.connector
 
 from nova_drs.power import base
 from nova_drs.power import paths
@@ -41,6 +43,21 @@ def parse_verify(value):
         return False
     return str(value)
 
+
+
+def _transport(url, verify, timeout, retries):
+    """sushy's TLS, timeout and retry arguments, on every supported sushy.
+
+    The sushy of 2026.1 and 2026.2 (5.10, 5.14) takes the timeouts itself;
+    2025.2's (5.7.2) only through a Connector's default_request_timeout, which
+    requests applies to connecting and reading alike: the same value here.
+    """
+    kwargs = {'verify': verify, 'server_side_retries': retries,
+              'server_side_retries_delay': 1}
+    if 'read_timeout' in inspect.signature(sushy.Sushy).parameters:
+        return dict(kwargs, read_timeout=timeout, connect_timeout=timeout)
+    return dict(kwargs, connector=sushy.connector.Connector(
+        url, default_request_timeout=timeout, **kwargs))
 
 class RedfishDriver(base.PowerDriver):
     """Powers the host's ComputerSystem on and off through its Redfish BMC.
@@ -104,9 +121,8 @@ class RedfishDriver(base.PowerDriver):
         connection = sushy.Sushy(
             options['url'], auth=sushy.auth.BasicAuth(username=options.get('username'),
                                                       password=options.get('password')),
-            verify=parse_verify(verify),
-            read_timeout=defaults.timeout, connect_timeout=defaults.timeout,
-            server_side_retries=defaults.redfish_retries, server_side_retries_delay=1)
+            **_transport(options['url'], parse_verify(verify), defaults.timeout,
+                         defaults.redfish_retries))
         system_id = options.get('system_id')
         if system_id and not system_id.startswith('/'):
             system_id = '/redfish/v1/Systems/%s' % system_id

@@ -45,11 +45,15 @@ import os
 import stat
 
 from cryptography import exceptions as crypto_exc
-from cryptography.hazmat.primitives import hpke
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import x25519
 
 from nova_drs.power import base
+
+try:
+    from cryptography.hazmat.primitives import hpke
+except ImportError:     # cryptography < 50, as 2025.2's and 2026.1's constraints pin
+    from nova_drs.power import hpke_compat as hpke
 
 PREFIX = 'drs-sealed:v1:'
 _SUITE = hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)

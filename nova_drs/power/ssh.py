@@ -91,8 +91,8 @@ class SshDriver(base.PowerDriver):
                                   '[drs_power] ssh_private_key_file')
         passphrase = target.options.get('passphrase')
         try:
-            key = paramiko.PKey.from_path(key_file,
-                                          password=passphrase.encode() if passphrase else None)
+            # Positional: paramiko 5 names it password, 3.5/4.0 (2025.2, 2026.1) passphrase.
+            key = paramiko.PKey.from_path(key_file, passphrase.encode() if passphrase else None)
         except (OSError, paramiko.SSHException, ValueError) as exc:
             raise base.PowerError('cannot load private key %s: %s' % (key_file, exc)) from None
         client = paramiko.SSHClient()

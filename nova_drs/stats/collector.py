@@ -220,6 +220,10 @@ class CollectorService(service.Service):
         stopper = threading.Thread(target=_stop_all, args=(listeners,), daemon=True,
                                    name='collector-stop')
         stopper.start()
+        # oslo.service's launcher registers the option; a collector started
+        # without one (nova 32's in-process tests) registers it here.
+        for group, opts in service.list_opts():
+            self.conf.register_opts(opts, group=group)
         grace = self.conf.graceful_shutdown_timeout
         stopper.join(grace / 2.0 if grace else None)
         if stopper.is_alive():

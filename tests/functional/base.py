@@ -19,10 +19,12 @@ README tells operators to copy) and the api-paste.ini nova-api loads.
 """
 
 import configparser
+import inspect
 import os
 import sys
 import tempfile
 
+from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
 from oslo_config import cfg
 from oslo_messaging import opts as messaging_opts
@@ -40,6 +42,11 @@ NOVA_API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
 # nova's api-paste.ini plus the nova-drs loadbalancer filter: the file the
 # README tells operators to use.
 DRS_API_PASTE = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'api-paste.ini')
+
+
+# nova 33 added api= and host= to the live-migration helper; nova 32's has neither.
+_LIVE_MIGRATE_TAKES_HOST = 'host' in inspect.signature(
+    integrated_helpers.InstanceHelperMixin._live_migrate).parameters
 
 
 def operator_options(path=OPERATOR_CONF):
@@ -69,6 +76,23 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         self.state_dir = tempfile.mkdtemp(prefix='nova-drs-test-')
         self._apply_operator_config()
         super().setUp()
+
+    def useFixture(self, fixture):
+        # nova 33+ keeps its placement fixture as self.placement_fixture (this
+        # same object); nova 32 keeps only its .api, and the daemon's client
+        # needs the fixture's endpoint and token (daemon_support.py).
+        if isinstance(fixture, func_fixtures.PlacementFixture):
+            self.placement_fixture = fixture
+        return super().useFixture(fixture)
+
+    if not _LIVE_MIGRATE_TAKES_HOST:
+        def _live_migrate(self, server, migration_expected_state='completed',
+                          server_expected_state='ACTIVE', api=None, host=None):
+            """nova 32: the helper of nova 33 and 34, with a target host and an API."""
+            (api or self.api).post_server_action(
+                server['id'], {'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
+            self._wait_for_migration_status(server, [migration_expected_state])
+            return self._wait_for_state_change(server, server_expected_state)
 
     def _apply_operator_config(self):
         self.flags(compute_driver=self.COMPUTE_DRIVER)

@@ -83,8 +83,20 @@ class OvercommitTestBase(base.DrsFunctionalTestCase):
     def boot(self):
         server = self._create_server(flavor_id=self.flavor_id, networks='none',
                                      expected_state=('ACTIVE', 'ERROR'))
+        if server['status'] == 'ACTIVE':
+            self._wait_for_create_end(server['id'])
         self.feed_notifications()
         return server
+
+    def _wait_for_create_end(self, server_id):
+        """nova 32 can emit instance.create.end just after the server shows ACTIVE."""
+        for _ in range(50):
+            if any(n['event_type'] == 'instance.create.end'
+                   and n['payload'].get('nova_object.data', {}).get('uuid') == server_id
+                   for n in self.notifier.versioned_notifications):
+                return
+            time.sleep(0.2)
+        self.fail('no instance.create.end for %s' % server_id)
 
     def _wait_for_state_change(self, server, expected_status, **kwargs):
         if isinstance(expected_status, tuple):

@@ -13,10 +13,12 @@
 """The closed-loop twin: the shipped daemon cycle against a simulated cloud."""
 
 import datetime
+import inspect
 import json
 import random
 
 from keystoneauth1 import exceptions as ks_exceptions
+from openstack import proxy as openstack_proxy
 from oslo_utils import timeutils
 import pytest
 import sqlalchemy as sa
@@ -40,10 +42,11 @@ from nova_drs.sim.twin import transport as twin_transport
 #: CI's closed loop: 50 hosts, 65 VMs (CloudSim's density), 6 hours, faults on.
 HOSTS, SAMPLES, FAULT_SEED = 50, 72, 7
 #: Bounds of the closed loop under the full fault mix against the core-only run
-#: of the same cloud: the gap measured with every fault kind on (1.84x energy,
-#: 1.92x migrations; without faults 1.14x and 1.21x), with some room. Past the
-#: issue's 1.15x energy bound under faults: doc/source/twin.md, findings.
-BOUNDS = {'energy_kwh': 2.0, 'migrations': 2.0}
+#: of the same cloud: the gap measured with every fault kind on (1.34x energy,
+#: 1.15x migrations at this seed; seeds 3, 5, 11: 1.39x, 1.28x, 1.22x energy;
+#: without faults 1.09x and 1.06x), with some room. Past the issue's 1.15x
+#: energy bound under faults: doc/source/twin.md, findings.
+BOUNDS = {'energy_kwh': 1.6, 'migrations': 1.5}
 
 
 def test_precopy_model_converges_only_below_the_link_rate():
@@ -204,7 +207,12 @@ def test_a_hung_call_costs_the_session_timeout_in_virtual_time():
         moved = timeutils.utcnow() - start
     finally:
         timeutils.clear_time_override()
-    assert moved == datetime.timedelta(seconds=60) and faults.counts['nova_hang'] == 1
+    # Once per attempt: openstacksdk < 4.22 (2025.2, 2026.1) retries a timed-out
+    # request once (Proxy.request's connect_retries=1), 4.22 does not.
+    attempts = 1 + (inspect.signature(openstack_proxy.Proxy.request)
+                    .parameters['connect_retries'].default or 0)
+    assert moved == datetime.timedelta(seconds=60 * attempts)
+    assert faults.counts['nova_hang'] == attempts
 
 
 def test_an_unresponsive_bmc_times_out_as_a_power_error():

@@ -48,6 +48,9 @@ LAYERS = {
     'nova_drs.opt_out': 2,           # servers' drs:automation, on the model
     'nova_drs.loadbalancer_plugins': 2,  # stevedore names of core algorithms
     'nova_drs.client': 2,            # REST client of the API; power option names
+    # placement usages on every supported openstacksdk: openstack only, so the
+    # overcommit sync (3) and the daemon's client (4) share the one call.
+    'nova_drs.clients.placement_usages': 2,
     # 3, what the services share, on top of storage and metadata.
     'nova_drs.cluster_policy': 3,    # a host's policy, from aggregate_keys
     'nova_drs.overcommit': 3,        # ratios per aggregate, stored in db
