@@ -73,9 +73,10 @@ class Raw:
     stats_age: dict = dataclasses.field(default_factory=dict)
     #: host -> why a fault of its own takes it out of this cycle (HostFault)
     faulty: dict = dataclasses.field(default_factory=dict)
-    #: servers the oscillation guard holds (moved max_moves_per_server times
-    #: within oscillation_window): the planner leaves them where they are
-    held_servers: frozenset = frozenset()
+    #: {server: moves} of the servers the oscillation guard holds (moved
+    #: max_moves_per_server times within oscillation_window): the planner
+    #: leaves them where they are
+    held_servers: dict = dataclasses.field(default_factory=dict)
     #: server -> (source, destination) where the plan that started its host's
     #: suspend sends it (evacuation.Targets): the view counts it there already
     evacuation_targets: dict = dataclasses.field(default_factory=dict)
@@ -302,7 +303,7 @@ class Observer:
         cannot be emptied). One grouped query."""
         max_moves, window = self.oscillation
         if window <= 0:
-            return frozenset()
+            return {}
         return lb_migrations.moved_at_least(
             self.db, now - datetime.timedelta(seconds=window), max_moves)
 

@@ -32,11 +32,13 @@ from nova_drs.db import lb_migrations
 from nova_drs.observability import metrics
 
 
-def hold(database, actions, hosted, max_moves, window, now=None):
+def hold(database, actions, hosted, max_moves, window, now=None, at_limit=None):
     """(actions to carry out, held servers as dicts) for plan ``actions`` (db.plans.Action).
 
     ``hosted``: {server uuid: host} of the cycle's view; the servers of a host
     planned for suspend count as moving too (the host lifecycle evacuates them).
+    ``at_limit``: {server uuid: moves} the observer found at the limit
+    (``Raw.held_servers``): the plan already left them, they are reported too.
     """
     if window <= 0:
         return actions, []
@@ -44,11 +46,12 @@ def hold(database, actions, hosted, max_moves, window, now=None):
     suspending = {a.host for a in actions if a.kind == 'suspend'}
     moving = {a.instance: a.source for a in actions if a.kind == 'migrate'}
     moving.update({uuid: host for uuid, host in hosted.items() if host in suspending})
-    moves = lb_migrations.recent_moves(database, moving, since)
-    held = [{'instance': uuid, 'host': host, 'moves': moves[uuid],
+    moves = {uuid: count for uuid, count in (at_limit or {}).items() if uuid in hosted}
+    moves.update(lb_migrations.recent_moves(database, moving, since))
+    held = [{'instance': uuid, 'host': moving.get(uuid) or hosted[uuid], 'moves': count,
              'reason': 'moved %d times in %d s (max_moves_per_server %d)'
-                       % (moves[uuid], window, max_moves)}
-            for uuid, host in sorted(moving.items()) if moves.get(uuid, 0) >= max_moves]
+                       % (count, window, max_moves)}
+            for uuid, count in sorted(moves.items()) if count >= max_moves]
     held_ids = {h['instance'] for h in held}
     kept_on = {h['host'] for h in held}
     kept = [a for a in actions

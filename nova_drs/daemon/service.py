@@ -163,7 +163,7 @@ class LoadBalancer:
         guard = self.conf.drs_oscillation
         actions, held = oscillation.hold(
             self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
-            guard.max_moves_per_server, guard.oscillation_window)
+            guard.max_moves_per_server, guard.oscillation_window, at_limit=raw.held_servers)
         summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts), 'held': held,
                    'faulty_hosts': {host: str(fault) for host, fault in raw.faulty.items()}}
         if dry_run:

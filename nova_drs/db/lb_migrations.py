@@ -120,16 +120,17 @@ def recent_moves(database, uuids, since):
 
 
 def moved_at_least(database, since, moves):
-    """Servers with ``moves`` or more migrations requested since ``since``
-    (the oscillation guard's count, ``recent_moves``, for every server at
-    once): one grouped query over the window's rows, whatever the number of
-    servers."""
+    """{server: its migrations} of the servers with ``moves`` or more requested
+    since ``since`` (the oscillation guard's count, ``recent_moves``, for
+    every server at once): one grouped query over the window's rows,
+    whatever the number of servers."""
     table = models.LbMigration.__table__
     with database.reader() as session:
-        return frozenset(session.execute(
-            sa.select(table.c.instance_uuid).where(table.c.created_at >= since)
+        return dict(session.execute(
+            sa.select(table.c.instance_uuid, sa.func.count())
+            .where(table.c.created_at >= since)
             .group_by(table.c.instance_uuid)
-            .having(sa.func.count() >= moves)).scalars())
+            .having(sa.func.count() >= moves)).all())
 
 
 def requested_since(database, since):

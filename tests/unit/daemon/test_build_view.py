@@ -125,7 +125,7 @@ def test_many_skipped_ids_are_merged_into_one_range():
 def test_a_server_the_oscillation_guard_holds_is_unmovable_for_the_planner():
     # Else the core plans, cycle after cycle, to empty its host, and the
     # guard drops that suspend every time (the twin saw a host kept on 9 h).
-    view = cloud_view.build_view(_raw(held_servers=frozenset({'s1'})), cloud_view.Rules([]),
+    view = cloud_view.build_view(_raw(held_servers={'s1': 3}), cloud_view.Rules([]),
                                  stats_max_age=600)
     assert not {i.uuid: i for i in view.snapshot.instances}['s1'].movable
 

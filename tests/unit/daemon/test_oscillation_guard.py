@@ -79,5 +79,14 @@ def test_the_planner_reads_every_server_at_the_limit_in_one_query(database):
     moved(database, 'vm2', 2)
     moved(database, 'vm3', 4, age_seconds=7200)    # outside the window
     since = timeutils.utcnow() - datetime.timedelta(seconds=3600)
-    assert lb_migrations.moved_at_least(database, since, 3) == {'vm1'}
-    assert lb_migrations.moved_at_least(database, since, 2) == {'vm1', 'vm2'}
+    assert lb_migrations.moved_at_least(database, since, 3) == {'vm1': 3}
+    assert lb_migrations.moved_at_least(database, since, 2) == {'vm1': 3, 'vm2': 2}
+
+
+def test_servers_the_planner_already_left_are_reported_and_keep_their_host_on(database):
+    # vm1 is at the limit: the view made it unmovable, so the plan has no move
+    # of it; it is reported all the same, and its host h3 is not suspended.
+    kept, held = oscillation.hold(database, [SUSPEND], {'vm1': 'h3'}, 3, 3600,
+                                  at_limit={'vm1': 3, 'gone': 4})
+    assert kept == []
+    assert [(h['instance'], h['host'], h['moves']) for h in held] == [('vm1', 'h3', 3)]
