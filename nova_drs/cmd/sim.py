@@ -69,6 +69,11 @@ def build_parser():
     parser.add_argument('--stats-skew', type=float, metavar='SECONDS',
                         help='with --closed-loop: each host\'s clock is off by up to this '
                              'much, either way (default 0, 30 with --faults)')
+    parser.add_argument('--warm-up', type=int, metavar='HOURS',
+                        help='with --closed-loop: the daemon runs this many virtual hours '
+                             'on the day\'s first sample before the metered day, as in a '
+                             'cloud where it already ran (default 0: it meets the initial '
+                             'placement at midnight)')
     parser.add_argument('--json', help='write all metrics and series to this file')
     parser.add_argument('--report', help='directory for index.html, PNG plots and JSON')
     parser.add_argument('--no-progress', action='store_true',
@@ -118,7 +123,8 @@ def run(args):
                     seed=args.seed, faults_seed=args.faults,
                     stats_delay=args.stats_delay, stats_skew=args.stats_skew,
                     retire_idle=not args.keep_idle_vms,
-                    ping_pong_window=args.ping_pong_window).run(progress=show)
+                    ping_pong_window=args.ping_pong_window,
+                    warm_up_hours=args.warm_up or 0).run(progress=show)
             results.append(result)
     return print_results(args, results)
 
@@ -144,13 +150,18 @@ def closed_loop_lines(results):
         loop = result.get('closed_loop')
         if loop is None:
             continue
+        if loop.get('warm_up_hours'):
+            lines.append('%s closed loop: metered after a %g-hour warm-up on the first '
+                         'sample' % (report.label(result), loop['warm_up_hours']))
         lines.append('%s closed loop: %d invariant violations %s, faults %s, %d failed '
-                     'migrations, %d sleeps under an hour, %.0f overloaded host-minutes, '
-                     '%.2f kWh drawn by empty hosts not yet down, %d cycles (%d failed)' % (
+                     'migrations, %d sleeps under an hour (the core: %d), %.0f overloaded '
+                     'host-minutes, %.2f kWh drawn by empty hosts not yet down, %d cycles '
+                     '(%d failed)' % (
                          report.label(result), loop['invariant_violations'],
                          loop['violations'], loop['faults'], loop['failed_migrations'],
-                         loop['sleeps_under_an_hour'], loop['overloaded_host_minutes'],
-                         loop['idle_on_kwh'], loop['cycles'], loop['cycle_errors']))
+                         loop['sleeps_under_an_hour'], result['sleeps_under_an_hour'],
+                         loop['overloaded_host_minutes'], loop['idle_on_kwh'],
+                         loop['cycles'], loop['cycle_errors']))
         steady = (loop.get('cycle_cost') or {}).get('steady')
         if steady:
             lines.append('%s closed loop steady cycle: %.3f s wall, %d requests, %d SQL '
@@ -204,6 +215,8 @@ def main(argv=None):
             parser.error('%s needs --closed-loop' % flag)
         if value is not None and not 0 <= value < 3600:
             parser.error('%s must be at least 0 and under 3600 seconds' % flag)
+    if args.warm_up is not None and not (args.closed_loop and 0 <= args.warm_up <= 48):
+        parser.error('--warm-up needs --closed-loop and 0 to 48 hours')
     if args.closed_loop and (args.from_stats is not None or args.sweep
                              or (args.policies or ['drs']) != ['drs']):
         parser.error('--closed-loop runs the drs policy on traces only '

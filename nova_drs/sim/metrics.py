@@ -19,7 +19,9 @@
 * PDM: mean over VMs of the CPU lost to migrations (10 % of demand while
   migrating) divided by the CPU requested;
 * SLAV = SLATAH x PDM, ESV = energy x SLAV, host shutdowns = active -> idle
-  transitions;
+  transitions; sleeps under an hour (ours, the twin's word for flapping): an
+  idle spell that ended, the host active again, less than SHORT_SLEEP after
+  it began;
 * load spread (ours, for load balancing): population standard deviation of
   the CPU utilisation (allocated / capacity) of the hosts that are on after
   each step, averaged over the day; a switched-off host has no load to even.
@@ -29,6 +31,7 @@ import statistics
 
 from nova_drs.loadbalancer import power
 
+SHORT_SLEEP = 3600.0
 
 class Accumulator:
     def __init__(self, n_hosts, n_vms, curves, capacities):
@@ -39,6 +42,10 @@ class Accumulator:
         self.violation_time = 0.0
         self.shutdowns = 0
         self.was_active = [False] * n_hosts
+        self.idle_since = [None] * n_hosts   # seconds into the run a host went idle
+        self.short_sleeps = 0
+        self.clock = 0.0                     # seconds into the run at the step's start
+        self._at = 0.0                       # ... at the phase being metered
         self.lost = [0.0] * n_vms
         self.asked = [0.0] * n_vms
         self.migrations = 0
@@ -61,6 +68,11 @@ class Accumulator:
         active = start > 0
         if self.was_active[i] and not active:
             self.shutdowns += 1
+            self.idle_since[i] = self._at
+        elif active and not self.was_active[i] and self.idle_since[i] is not None:
+            if self._at - self.idle_since[i] < SHORT_SLEEP:
+                self.short_sleeps += 1
+            self.idle_since[i] = None
         self.was_active[i] = active
         return energy
 
@@ -73,6 +85,7 @@ class Accumulator:
         targets = [load for _start, load in phases[1:]] + [following]
         for (start, load), end, target in zip(phases, ends, targets, strict=True):
             if end > start:
+                self._at = self.clock + start
                 for i in range(len(load)):
                     energy += self._interval(i, load[i], target[i], end - start)
         post = phases[-1][1]
@@ -88,6 +101,7 @@ class Accumulator:
             loads = [load for load, on in zip(loads, powered, strict=True) if on]
         self.series['load_stddev'].append(statistics.pstdev(loads) if loads else 0.0)
         self._step_migrations = 0
+        self.clock += interval
 
     def migration(self, v, lost_mips_seconds):
         self.migrations += 1
@@ -111,6 +125,7 @@ class Accumulator:
             'slav': slatah * pdm,
             'esv': energy * slatah * pdm,
             'host_shutdowns': self.shutdowns,
+            'sleeps_under_an_hour': self.short_sleeps,
             'mean_active_hosts': (sum(self.series['active_hosts'])
                                   / max(len(self.series['active_hosts']), 1)),
             'peak_active_hosts': max(self.series['active_hosts'], default=0),

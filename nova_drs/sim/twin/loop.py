@@ -33,7 +33,6 @@ import collections
 import datetime
 import os
 import random
-import statistics
 import tempfile
 import time
 
@@ -45,11 +44,11 @@ from nova_drs import conf as drs_conf
 from nova_drs.clients import nova_api
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
-from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import migration as db_migration
 from nova_drs.loadbalancer import catalog
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
+from nova_drs.sim import metrics
 from nova_drs.sim import oscillation
 from nova_drs.sim.twin import cloud as twin_cloud
 from nova_drs.sim.twin import election as twin_election
@@ -67,15 +66,18 @@ BANDWIDTH_MB_S = 1000.0 / 8 / 2
 #: Pages a guest at 100 % CPU dirties per second (MB/s); it scales with the
 #: VM's utilisation. At 40 MB/s a 1740 MB VM at full load takes 77 s, idle 28 s.
 DIRTY_MB_S_AT_FULL = 40.0
-SHORT_SLEEP = 3600.0
 
 
 class ClosedLoop:
     def __init__(self, names, traces, hosts=40, host_model='cloudsim', seed=0,
                  faults_seed=None, samples=None, stats_delay=None, stats_skew=None,
                  overrides=None, database_url=None, retire_idle=True,
-                 ping_pong_window=oscillation.DEFAULT_WINDOW):
+                 ping_pong_window=oscillation.DEFAULT_WINDOW, warm_up_hours=0):
         self.names = names
+        # Hours the daemon runs on the day's first sample before the metered
+        # day: a cloud where nova-loadbalancer ran the day before, not one it
+        # meets for the first time at midnight (doc/source/twin.md).
+        self.warm_up = datetime.timedelta(hours=warm_up_hours)
         self.traces = traces
         self.samples = samples or len(traces[0])
         self.core = engine.Simulation(names, traces, 'drs', hosts=hosts,
@@ -110,15 +112,20 @@ class ClosedLoop:
         return conf
 
     def _demand(self, v):
-        k = min(int(self._clock_seconds() // datacenter.INTERVAL), self.samples - 1)
-        return self.traces[v][k] * self.core.vm_types[v][0]
+        return self.traces[v][self._sample_index()] * self.core.vm_types[v][0]
+
+    def _sample_index(self):
+        """The trace sample now: the first one during the warm-up."""
+        k = int((timeutils.utcnow() - self.day).total_seconds() // datacenter.INTERVAL)
+        return min(max(k, 0), self.samples - 1)
 
     def _clock_seconds(self):
         return (timeutils.utcnow() - self.start).total_seconds()
 
     # -- the run -----------------------------------------------------------------
     def run(self, progress=None):
-        self.start = DEFAULT_START
+        self.day = DEFAULT_START
+        self.start = self.day - self.warm_up
         timeutils.set_time_override(self.start)
         scratch = None
         try:
@@ -163,11 +170,13 @@ class ClosedLoop:
         self.costs = []
         self._statements = 0
         sa.event.listen(database.engine, 'before_cursor_execute', self._count_statement)
-        self._start_asleep(database, placement)
+        # The core-only simulator counts an empty host as off: both start alike.
+        self.power.start_asleep(database, core.host_names,
+                                {core.host_names[i] for i in placement}, self.start)
         self.metered_at = self.start
         period = datetime.timedelta(seconds=conf.loadbalancer.period)
         interval = datetime.timedelta(seconds=datacenter.INTERVAL)
-        end = self.start + self.samples * interval
+        end = self.day + self.samples * interval
         next_sample, next_cycle = self.start, self.start
         cycles = 0
         while True:
@@ -175,6 +184,8 @@ class ClosedLoop:
             if now >= end:
                 break
             self._advance(now)
+            if now == self.day and self.warm_up:
+                self._start_metering()
             if now == next_sample:
                 self._sample(database, now)
                 next_sample += interval
@@ -193,13 +204,24 @@ class ClosedLoop:
                 cycles += 1
                 twin_invariants.check(self, database)
                 next_cycle += period
-                if progress is not None:
-                    progress(min((now - self.start) // interval + 1, self.samples),
+                if progress is not None and now >= self.day:
+                    progress(min((now - self.day) // interval + 1, self.samples),
                              self.samples)
         self._advance(end)
         loads, _demand = self._loads()
         self.acc.sample(loads, self._powered())   # as many points as the core's series
         return self._summary(cycles)
+
+    def _start_metering(self):
+        """The metered day begins: what the warm-up drew, moved and slept is
+        not the day's. Invariant violations and failed cycles still count."""
+        core = self.core
+        self.acc = twin_metering.TwinAccumulator(len(core.models), len(self.names),
+                                                 [m.curve for m in core.models], core.capacity)
+        self.ping_pong = oscillation.PingPongCounter(self.ping_pong_window)
+        self.power.shutdowns = 0
+        self.power.sleeps = []
+        self.failed_migrations = 0
 
     def _daemons(self, conf, database):
         """One daemon; with faults, a leader and a standby (their own
@@ -231,24 +253,6 @@ class ClosedLoop:
             finally:
                 self.decision_seconds += time.perf_counter() - started
         return timed
-
-    def _start_asleep(self, database, placement):
-        """Hosts the initial placement leaves empty start suspended, as the
-        core-only simulator counts an empty host as off: both start alike."""
-        drs_hosts.ensure_many(database, self.core.host_names)
-        occupied = {self.core.host_names[i] for i in placement}
-        for name in self.core.host_names:
-            if name in occupied:
-                continue
-            drs_hosts.transition(database, name, drs_hosts.ACTIVE, drs_hosts.SUSPENDING,
-                                 'twin: empty at the start')
-            drs_hosts.transition(database, name, drs_hosts.SUSPENDING, drs_hosts.SUSPENDED,
-                                 'twin: empty at the start')
-            drs_hosts.set_fields(database, name, disabled_by_drs=True)
-            host = self.cloud.hosts[name]
-            host.powered = host.up = host.enabled = False
-            host.disabled_reason = 'nova-drs: suspending host'
-            self.power.off_since[name] = self.start
 
     def _advance(self, until):
         """Run the twin's events up to ``until``, metering every constant stretch."""
@@ -313,17 +317,18 @@ class ClosedLoop:
     def _sample(self, database, now):
         """The collector's round: retire idle VMs (as the simulator), then one
         sample per host and server through the collector's ingest code."""
-        k = int((now - self.start).total_seconds() // datacenter.INTERVAL)
+        day_k = int((now - self.day).total_seconds() // datacenter.INTERVAL)
+        k = max(day_k, 0)
         following = min(k + 1, self.samples - 1)
         cloud = self.cloud
-        if k >= 1 and self.core.retire_idle:
+        if day_k >= 1 and self.core.retire_idle:
             for uuid in list(cloud.servers):
                 trace = self.traces[cloud.vm_of[uuid]]
                 if trace[k] == 0 and trace[following] == 0:
                     cloud.delete(uuid)
                     self.retired.add(uuid)
         loads, _demand = self._loads()
-        if k:
+        if day_k >= 1:
             self.acc.sample(loads, self._powered())
         by_host = collections.defaultdict(list)
         for uuid, server in cloud.servers.items():
@@ -359,35 +364,21 @@ class ClosedLoop:
         if errors:
             self.violations['samples_refused'] += len(errors)
 
-    # -- invariants ------------------------------------------------------------
     # -- result ------------------------------------------------------------------
     def _summary(self, cycles):
         result = self.acc.summary()
         result.update(
             ping_pong=self.ping_pong.count, host_shutdowns=self.power.shutdowns,
-            sleeps_under_an_hour=sum(1 for _h, s in self.power.sleeps if s < SHORT_SLEEP),
+            sleeps_under_an_hour=sum(1 for _h, s in self.power.sleeps if s < metrics.SHORT_SLEEP),
             failed_migrations=self.failed_migrations, cycles=cycles,
             idle_on_kwh=self.acc.idle_on_ws / 3.6e6,
             overloaded_host_minutes=self.acc.violation_time / 60.0,
             cycle_errors=self.cycle_errors, retired_vms=len(self.retired),
             invariant_violations=sum(self.violations.values()),
             violations=dict(self.violations), faults=self.faults.as_dict(),
-            requests=self.cloud.requests, cycle_cost=self._cycle_cost())
+            requests=self.cloud.requests, cycle_cost=twin_metering.cycle_cost(self.costs),
+            warm_up_hours=self.warm_up.total_seconds() / 3600)
         return result
-
-    def _cycle_cost(self):
-        """Wall seconds, nova/placement requests, DRS SQL statements and the
-        core's decision seconds of the first (cold) cycle and the median of
-        the later (steady) ones."""
-        def named(cost):
-            wall, requests, statements, decision = cost
-            return {'wall_seconds': wall, 'requests': requests, 'statements': statements,
-                    'decision_seconds': decision}
-        if not self.costs:
-            return {}
-        steady = self.costs[1:] or self.costs
-        return {'cold': named(self.costs[0]),
-                'steady': named([statistics.median(c[i] for c in steady) for i in range(4)])}
 
 
 def subset(names, traces, hosts, reference_hosts=datacenter.DEFAULT_HOSTS):

@@ -80,3 +80,18 @@ class TwinAccumulator(metrics.Accumulator):
     _sample_energy = 0.0
     #: Energy of hosts powered on with nothing on them (the core counts none).
     idle_on_ws = 0.0
+
+
+def cycle_cost(costs):
+    """Wall seconds, nova/placement requests, DRS SQL statements and the
+    core's decision seconds of the first (cold) cycle and the median of the
+    later (steady) ones; ``costs`` holds one such 4-tuple per cycle."""
+    def named(cost):
+        wall, requests, statements, decision = cost
+        return {'wall_seconds': wall, 'requests': requests, 'statements': statements,
+                'decision_seconds': decision}
+    if not costs:
+        return {}
+    steady = costs[1:] or costs
+    return {'cold': named(costs[0]),
+            'steady': named([statistics.median(c[i] for c in steady) for i in range(4)])}

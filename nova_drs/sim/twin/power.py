@@ -27,6 +27,7 @@ import datetime
 
 from oslo_utils import timeutils
 
+from nova_drs.db import hosts as drs_hosts
 from nova_drs.power import base
 from nova_drs.sim.twin import faults as twin_faults
 
@@ -47,6 +48,22 @@ class TwinPower(base.PowerDriver):
         self.sleeps = []             # (host, seconds asleep) of every sleep that ended
         self.pending = set()         # hosts with a power command under way
         self.suspend_commands = []   # (host, time)
+
+    def start_asleep(self, database, names, occupied, now):
+        """Hosts of ``names`` not in ``occupied`` begin the run suspended by
+        DRS: recorded so, nova-compute disabled and down, powered off."""
+        drs_hosts.ensure_many(database, names)
+        for name in names:
+            if name in occupied:
+                continue
+            for before, after in ((drs_hosts.ACTIVE, drs_hosts.SUSPENDING),
+                                  (drs_hosts.SUSPENDING, drs_hosts.SUSPENDED)):
+                drs_hosts.transition(database, name, before, after, 'twin: empty at the start')
+            drs_hosts.set_fields(database, name, disabled_by_drs=True)
+            host = self.cloud.hosts[name]
+            host.powered = host.up = host.enabled = False
+            host.disabled_reason = 'nova-drs: suspending host'
+            self.off_since[name] = now
 
     def __call__(self, record):
         return self, base.PowerTarget(name=record['host'])

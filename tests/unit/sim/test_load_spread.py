@@ -103,3 +103,21 @@ def test_busiest_host_hour_counts_moves_in_and_out_per_clock_hour(tmp_path):
     # Cycles 1-11 fall in hour 0, 12-23 in hour 1: each host is an end of all.
     assert result['migrations'] == 23
     assert result['peak_host_hour_migrations'] == 12
+
+
+def test_an_idle_spell_shorter_than_an_hour_counts_as_a_short_sleep():
+    """The core-only run counts the sleeps the twin counts, so the two rows
+    compare: a host idle for 30 minutes, then busy, is one short sleep; idle
+    for two hours, none."""
+    busy, idle = (500.0, 500.0), (0.0, 0.0)
+
+    def short_sleeps(idle_steps):
+        acc = metrics.Accumulator(1, 1, [power.HP_ML110_G4], [1000.0])
+        pattern = [busy] + [idle] * idle_steps + [busy, busy]
+        for now, following in zip(pattern[:-1], pattern[1:], strict=True):
+            acc.step([(0.0, [now])], [following], 300)
+        return acc.summary()
+
+    assert short_sleeps(6)['sleeps_under_an_hour'] == 1      # 30 minutes
+    assert short_sleeps(24)['sleeps_under_an_hour'] == 0     # 2 hours
+    assert short_sleeps(24)['host_shutdowns'] == 1

@@ -107,6 +107,23 @@ def test_a_host_that_does_not_wake_under_a_surge_is_made_up_for():
     assert max(active[12:]) > min(active[:12]), active
 
 
+def test_a_warm_up_runs_the_daemon_before_the_metered_day():
+    """Twelve servers at a constant 10 % spread over twelve hosts: cold, the
+    metered hour holds the daemon's consolidation (migrations, hosts still on);
+    after a two-hour warm-up on the same first sample it is done before the
+    day, which then meters no move and fewer hosts."""
+    names = ['vm-%05d' % v for v in range(12)]
+    data = [[0.1] * 12 for _ in names]
+    cold = loop.ClosedLoop(names, data, hosts=12).run()
+    warm = loop.ClosedLoop(names, data, hosts=12, warm_up_hours=2).run()
+    assert cold['migrations'] > 0 and cold['host_shutdowns'] > 0
+    assert warm['migrations'] == 0 and warm['host_shutdowns'] == 0
+    assert warm['energy_kwh'] < cold['energy_kwh']
+    assert warm['cycles'] == cold['cycles'] + 120 and warm['warm_up_hours'] == 2
+    assert warm['invariant_violations'] == 0 and len(warm['series']['active_hosts']) == 12
+    assert max(warm['series']['active_hosts']) < max(cold['series']['active_hosts'])
+
+
 def test_closed_loop_repeats_by_seed():
     names, data = synthetic.traces(10, 6, seed=2)
     runs = [loop.ClosedLoop(names, data, hosts=8, faults_seed=3).run() for _ in range(2)]
