@@ -11,7 +11,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 
 .PHONY: venv services shellcheck lint unit functional integration test demo benchmarks config-sample docs clean \
 	venv-2026.1 venv-2025.2 unit-2026.1 unit-2025.2 smoke-2026.1 smoke-2025.2 \
-	release-2026.1 release-2025.2 release-2026.2
+	release-2026.1 release-2025.2 release-2026.2 deploy-check
 
 $(STAMP): requirements.txt test-requirements.txt constraints.txt setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,12 @@ $(addprefix release-,$(RELEASES)): release-%: .venv-%/.installed-stamp
 	.venv-$*/bin/python -m pytest -p no:cacheprovider -p no:warnings -q tests/release
 release-2026.2: venv
 	$(PYTEST) -q tests/release
+
+# The deployment recipes of deploy/ (kolla, OpenStack-Ansible, openstack-helm),
+# tried as far as this machine allows: ansible-core and kolla-ansible go into
+# a throwaway venv under pytest's tmp dir (deploy/README.md). Not in `make test`.
+deploy-check: venv
+	$(PYTEST) -q tests/deploy
 
 demo: venv
 	@$(PY) tools/demo.py
