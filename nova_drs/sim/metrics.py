@@ -31,7 +31,9 @@ import statistics
 
 from nova_drs.loadbalancer import power
 
+#: An idle spell shorter than this (seconds) is a sleep under an hour.
 SHORT_SLEEP = 3600.0
+
 
 class Accumulator:
     def __init__(self, n_hosts, n_vms, curves, capacities):

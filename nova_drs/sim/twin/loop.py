@@ -158,10 +158,7 @@ class ClosedLoop:
             self.names, core.vm_types, core.models, core.host_names, placement,
             self._demand, self.rng, BANDWIDTH_MB_S, DIRTY_MB_S_AT_FULL, self.faults)
         self.power = twin_power.TwinPower(cloud, self.rng)
-        self.acc = twin_metering.TwinAccumulator(len(core.models), len(self.names),
-                                   [m.curve for m in core.models], core.capacity)
-        self.ping_pong = oscillation.PingPongCounter(self.ping_pong_window)
-        self.failed_migrations = 0
+        self._start_metering()
         cloud.observers.append(self._migration_done)
         self.conf = conf = self._conf()
         # The scheduler's MigrationLimitFilter reads the same option (nova.conf).
@@ -213,8 +210,9 @@ class ClosedLoop:
         return self._summary(cycles)
 
     def _start_metering(self):
-        """The metered day begins: what the warm-up drew, moved and slept is
-        not the day's. Invariant violations and failed cycles still count."""
+        """Fresh meters: at the start, and again when a warm-up ends (what it
+        drew, moved and slept is not the day's; invariant violations and
+        failed cycles still count)."""
         core = self.core
         self.acc = twin_metering.TwinAccumulator(len(core.models), len(self.names),
                                                  [m.curve for m in core.models], core.capacity)

@@ -144,6 +144,10 @@ def test_cli_closed_loop_needs_drs_and_traces(tmp_path, capsys):
     with pytest.raises(SystemExit):
         sim_cli.main([str(tmp_path), '--closed-loop', '--policy', 'thr_mmt_0.8'])
     assert '--closed-loop runs the drs policy' in capsys.readouterr().err
+    for argv in (['--warm-up', '3'], ['--closed-loop', '--warm-up', '49']):
+        with pytest.raises(SystemExit):
+            sim_cli.main([str(tmp_path)] + argv)
+        assert '--warm-up needs --closed-loop and 0 to 48 hours' in capsys.readouterr().err
 
 
 def test_cli_closed_loop_prints_both_rows_and_writes_json(tmp_path, capsys):
