@@ -47,6 +47,18 @@ CONCURRENT_REQUESTS = 8
 MAX_PAGES = 100000
 
 
+def retry_options(auth_group):
+    """``[drs_auth]``'s request-retry options as openstacksdk takes them for
+    every proxy (``Connection(**retry_options(conf.drs_auth))``): the daemon's
+    connection and the closed-loop twin's are built alike."""
+    codes = auth_group.retriable_status_codes
+    return {'connect_retries': auth_group.connect_retries,
+            'connect_retry_delay': auth_group.connect_retry_delay,
+            'status_code_retries': auth_group.status_code_retries,
+            'status_code_retry_delay': auth_group.status_code_retry_delay,
+            'retriable_status_codes': [int(code) for code in codes] if codes else None}
+
+
 class NovaUnavailable(Exception):
     """nova or placement could not answer; the cycle must not act on half a view.
 

@@ -171,17 +171,37 @@ def session_opts():
     return opts
 
 
+#: keystoneauth's request-retry options, as nova's [placement] section has
+#: them, with nova-drs's defaults: a 503 (a nova-api or placement behind a
+#: load balancer with no backend for a moment) is asked again before the
+#: cycle gives up on its view; a request that timed out or found no one
+#: listening is not (a retry would cost another [drs_auth] timeout, and the
+#: next cycle asks again anyway). Older openstacksdk releases retry a
+#: connection failure once by default: 0 here holds on every release.
+RETRY_DEFAULTS = {'connect_retries': 0, 'status_code_retries': 2}
+RETRY_OPTIONS = ('connect_retries', 'connect_retry_delay', 'status_code_retries',
+                 'status_code_retry_delay', 'retriable_status_codes')
+
+
+def retry_opts():
+    opts = [opt for opt in ks_loading.get_adapter_conf_options() if opt.dest in RETRY_OPTIONS]
+    for opt in opts:
+        opt.default = RETRY_DEFAULTS.get(opt.dest, opt.default)
+    return opts
+
+
 def register_opts(conf):
     conf.register_group(loadbalancer_group)
     conf.register_opts(daemon_opts, group=loadbalancer_group)
     conf.register_group(auth_group)
     conf.register_opts(endpoint_opts, group=auth_group)
     conf.register_opts(session_opts(), group=auth_group)
+    conf.register_opts(retry_opts(), group=auth_group)
     ks_loading.register_auth_conf_options(conf, auth_group.name)
 
 
 def list_opts():
-    auth_opts = (session_opts()
+    auth_opts = (session_opts() + retry_opts()
                  + ks_loading.get_auth_common_conf_options()
                  + ks_loading.get_auth_plugin_conf_options('password'))
     return [(loadbalancer_group, daemon_opts), (auth_group, endpoint_opts + auth_opts)]

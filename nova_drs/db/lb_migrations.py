@@ -115,7 +115,8 @@ def recent_moves(database, uuids, since):
     with database.reader() as session:
         return dict(session.execute(
             sa.select(table.c.instance_uuid, sa.func.count())
-            .where(table.c.instance_uuid.in_(sorted(uuids)), table.c.created_at >= since)
+            .where(table.c.instance_uuid.in_(sorted(uuids)), table.c.created_at >= since,
+                   table.c.status.not_in(sorted(NOT_MOVED)))
             .group_by(table.c.instance_uuid)).all())
 
 
@@ -128,7 +129,7 @@ def moved_at_least(database, since, moves):
     with database.reader() as session:
         return dict(session.execute(
             sa.select(table.c.instance_uuid, sa.func.count())
-            .where(table.c.created_at >= since)
+            .where(table.c.created_at >= since, table.c.status.not_in(sorted(NOT_MOVED)))
             .group_by(table.c.instance_uuid)
             .having(sa.func.count() >= moves)).all())
 

@@ -97,7 +97,7 @@ class Host:
         self.powered = True          # drawing power (on, booting or shutting down)
         self.up = True               # nova-compute heart-beating
         self.heartbeat = None
-        self.busy_until = None       # the source's live migration slot
+        self.live_queue = []         # (server, migration) holding or awaiting its slot
         self.rp_gone_until = None    # while set, placement has no provider for it
 
 
@@ -125,7 +125,6 @@ class Cloud(migrations.Migrations):
         self._migration_ids = itertools.count(1)
         self.requests = 0
         self._placed = None         # host -> servers holding allocations there
-        self.ends = {}              # migration id -> when its source slot frees
         self.observers = []         # callbacks(kind, **details) for the metrics
         now = timeutils.utcnow()
         for host in self.hosts.values():
@@ -352,6 +351,7 @@ class Cloud(migrations.Migrations):
         migration = server.pop('_migration', None)
         if migration is not None:
             migration['status'] = 'cancelled'
+            self._release(migration)
         server = dict(server, status='DELETED', updated=migrations.stamp(timeutils.utcnow()))
         self.gone.append(server)
         self._bump(server['OS-EXT-SRV-ATTR:host'])

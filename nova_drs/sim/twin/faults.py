@@ -14,7 +14,9 @@
 
 Kinds (counted per kind in the output, ``faults``; rates are the defaults):
 
-* ``nova_5xx``: nova answers 503 to one of ``API_CALLS`` (1 %);
+* ``nova_5xx``: nova answers 503 to one of ``API_CALLS`` (1 %); the
+  daemon's connection asks again (``[drs_auth] status_code_retries``), each
+  answer drawn anew;
 * ``nova_hang``: one of ``API_CALLS`` never answers (0.5 %): the transport
   raises the read timeout keystoneauth raises after ``[drs_auth] timeout``,
   once the virtual clock has moved by that timeout;

@@ -141,7 +141,8 @@ class ClosedLoop:
                 database.engine.dispose()
             db_migration.sync(database)
             try:
-                return self._run(database, progress)
+                with twin_transport.virtual_retry_delays():
+                    return self._run(database, progress)
             finally:
                 database.dispose()
         finally:
@@ -226,7 +227,8 @@ class ClosedLoop:
         connections and caches, one lock) so a takeover can happen."""
         def daemon(coordinator=None):
             nova = nova_api.NovaAPI(twin_transport.connect(
-                self.cloud, timeout=conf.drs_auth.timeout))
+                self.cloud, timeout=conf.drs_auth.timeout,
+                retries=nova_api.retry_options(conf.drs_auth)))
             balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
                                             self.power, coordinator=coordinator)
             balancer.planner.plan = self._timed_decision(balancer.planner.plan)

@@ -111,15 +111,23 @@ class Migrations:
             'dest_compute': destination, 'source_node': source, 'dest_node': destination,
             'status': 'queued', 'migration_type': 'live-migration',
             'created_at': stamp(now), 'updated_at': stamp(now),
-            'project_id': 'twin', 'user_id': 'twin'}
+            'project_id': 'twin', 'user_id': 'twin', '_seconds': 0}
         self.migrations.append(migration)
         server['_migration'] = migration
         server['status'] = 'MIGRATING'
         server['OS-EXT-STS:task_state'] = 'migrating'
         server['updated'] = stamp(now)
         self._bump(destination)
-        slot = self.hosts[source]
-        begin = max(now, slot.busy_until or now)
+        queue = self.hosts[source].live_queue
+        queue.append((server, migration))
+        if len(queue) == 1:
+            self._begin(server, migration)
+
+    def _begin(self, server, migration):
+        """The source's slot is free: pre-checks, then the pre-copy. nova-compute
+        runs ``max_concurrent_live_migrations`` (1 by default) at a time; the
+        others wait ``queued`` and the next starts when one ends, whether it
+        completed, failed or was aborted (a stalled one holds the slot until then)."""
         v = self.vm_of[server['id']]
         ram = server['flavor']['ram']
         utilisation = min(1.0, self.demand(v) / server['flavor']['vcpus'])
@@ -132,12 +140,10 @@ class Migrations:
         elif fails:
             seconds *= self.rng.random()          # fails part-way through
         seconds = math.ceil(seconds)
-        running = begin + datetime.timedelta(seconds=PREPARE_SECONDS)
+        running = timeutils.utcnow() + datetime.timedelta(seconds=PREPARE_SECONDS)
         end = running + (STALLED if stalls else datetime.timedelta(seconds=seconds))
-        slot.busy_until = end
         migration['_seconds'] = seconds
-        self.ends[migration['id']] = end
-        self.at(begin, lambda: self._phase(migration, 'preparing'))
+        self._phase(migration, 'preparing')
         self.at(running, lambda: self._phase(migration, 'running'))
         if not stalls:
             self.at(end, lambda: self._finish(server, migration,
@@ -154,9 +160,6 @@ class Migrations:
         now = timeutils.utcnow()
         migration['status'] = status
         migration['updated_at'] = stamp(now)
-        slot = self.hosts[migration['source_compute']]
-        if slot.busy_until == self.ends.pop(migration['id'], None):
-            slot.busy_until = now                      # aborted: the slot is free
         server.pop('_migration', None)
         server['status'] = 'ACTIVE'
         server['OS-EXT-STS:task_state'] = None
@@ -170,3 +173,12 @@ class Migrations:
             observer('migration', server=server['id'], source=migration['source_compute'],
                      destination=migration['dest_compute'], status=status,
                      seconds=migration['_seconds'])
+        self._release(migration)
+
+    def _release(self, migration):
+        """``migration`` ended (or its server is gone): the next one queued on
+        its source starts."""
+        queue = self.hosts[migration['source_compute']].live_queue
+        queue[:] = [entry for entry in queue if entry[1] is not migration]
+        if queue and queue[0][1]['status'] == 'queued':
+            self._begin(*queue[0])

@@ -13,7 +13,9 @@
 """How the daemon reaches the twin: its real openstacksdk Connection over a
 requests transport that answers from ``cloud.Cloud`` instead of a socket."""
 
+import contextlib
 import json
+import time
 import urllib.parse
 
 from keystoneauth1 import noauth
@@ -63,13 +65,38 @@ class _Adapter(requests.adapters.BaseAdapter):
         pass
 
 
-def connect(cloud, timeout=None):
+class _VirtualTime:
+    """``time`` as keystoneauth's session module sees it during a twin run."""
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds):
+        timeutils.advance_time_seconds(seconds)
+
+
+@contextlib.contextmanager
+def virtual_retry_delays():
+    """keystoneauth's delay before asking again after a 503 passes on the
+    virtual clock, as every other wait of the daemon in the twin."""
+    real = ks_session.time
+    ks_session.time = _VirtualTime()
+    try:
+        yield
+    finally:
+        ks_session.time = real
+
+
+def connect(cloud, timeout=None, retries=None):
     """An openstacksdk Connection whose requests the twin answers; ``timeout``
-    is the session's, as production loads it from ``[drs_auth] timeout``."""
+    is the session's, as production loads it from ``[drs_auth] timeout``, and
+    ``retries`` its request-retry options (``nova_api.retry_options``)."""
     transport = requests.Session()
     transport.mount(cloud_mod.ENDPOINT, _Adapter(cloud))
     return connection.Connection(
         session=ks_session.Session(auth=noauth.NoAuth(), session=transport,
                                    timeout=timeout),
         compute_endpoint_override=cloud_mod.ENDPOINT + cloud_mod.COMPUTE,
-        placement_endpoint_override=cloud_mod.ENDPOINT + cloud_mod.PLACEMENT)
+        placement_endpoint_override=cloud_mod.ENDPOINT + cloud_mod.PLACEMENT,
+        **(retries or {}))

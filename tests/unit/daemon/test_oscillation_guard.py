@@ -34,12 +34,14 @@ def database(tmp_path):
     db.dispose()
 
 
-def moved(database, uuid, times, age_seconds=60):
+def moved(database, uuid, times, age_seconds=60, status=None):
     for _ in range(times):
         row_id = lb_migrations.request(database, uuid, 'a', 'b', 'live', 'overload')
         with database.writer() as session:
             session.get(models.LbMigration, row_id).created_at = (
                 timeutils.utcnow() - datetime.timedelta(seconds=age_seconds))
+        if status is not None:
+            lb_migrations.finish(database, row_id, status)
 
 
 MIGRATE = plans.Action(model.Migrate('vm1', 'h1', 'h2', 'overload'))
@@ -90,3 +92,18 @@ def test_servers_the_planner_already_left_are_reported_and_keep_their_host_on(da
                                   at_limit={'vm1': 3, 'gone': 4})
     assert kept == []
     assert [(h['instance'], h['host'], h['moves']) for h in held] == [('vm1', 'h3', 3)]
+
+
+def test_moves_that_failed_or_were_aborted_do_not_count(database):
+    # A failed or aborted live migration left the server where it was: no
+    # oscillation (the closed-loop twin under faults held servers that had
+    # never moved). A move done or still under way counts.
+    moved(database, 'vm1', 2, status='failed')
+    moved(database, 'vm1', 2, status='aborted')
+    moved(database, 'vm1', 2, status='done')
+    moved(database, 'vm2', 1)
+    moved(database, 'vm2', 2, status='done')
+    assert oscillation.hold(database, [MIGRATE], {}, 3, 3600) == ([MIGRATE], [])
+    since = timeutils.utcnow() - datetime.timedelta(seconds=3600)
+    assert lb_migrations.moved_at_least(database, since, 2) == {'vm1': 2, 'vm2': 3}
+    assert lb_migrations.recent_moves(database, {'vm1', 'vm2'}, since) == {'vm1': 2, 'vm2': 3}
