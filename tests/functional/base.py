@@ -16,6 +16,8 @@ nova's own functional fixtures (API, conductor, scheduler, placement and
 fake-driver computes) boot a real cloud; nova-drs is switched on the way an
 operator does it: the options of ``etc/nova-drs/nova.conf.drs`` (the file the
 README tells operators to copy) and the api-paste.ini nova-api loads.
+Tests that need no server take api_base.DrsApiTestCase instead: the same
+configuration (DrsSetupMixin) on nova-api alone, without booting the cloud.
 """
 
 import configparser
@@ -58,41 +60,24 @@ def operator_options(path=OPERATOR_CONF):
             for group in parser.sections() for name, value in parser.items(group)]
 
 
-class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
-    """A real nova cloud with COMPUTE_HOSTS fake computes and nova-drs enabled."""
+class DrsSetupMixin:
+    """nova-drs switched on as an operator does it, before nova's test base starts.
 
-    ADMIN_API = True
-    REQUIRES_LOCKING = False
-    microversion = 'latest'
+    Both functional bases (this module's full cloud and api_base's API alone)
+    take it, so a test sees the same nova.conf, DRS database and hosts
+    whichever nova it runs on.
+    """
+
     COMPUTE_DRIVER = 'fake.FakeLiveMigrateDriver'
     COMPUTE_HOSTS = ('host1', 'host2', 'host3')
     API_PASTE = DRS_API_PASTE
     #: Extra nova.conf options a test needs: {(group, name): value}.
     EXTRA_FLAGS = {}
-    #: The flavor of servers created without one (nova's m1.tiny).
-    DEFAULT_FLAVOR = '1'
 
     def setUp(self):
         self.state_dir = tempfile.mkdtemp(prefix='nova-drs-test-')
         self._apply_operator_config()
         super().setUp()
-
-    def useFixture(self, fixture):
-        # nova 33+ keeps its placement fixture as self.placement_fixture (this
-        # same object); nova 32 keeps only its .api, and the daemon's client
-        # needs the fixture's endpoint and token (daemon_support.py).
-        if isinstance(fixture, func_fixtures.PlacementFixture):
-            self.placement_fixture = fixture
-        return super().useFixture(fixture)
-
-    if not _LIVE_MIGRATE_TAKES_HOST:
-        def _live_migrate(self, server, migration_expected_state='completed',
-                          server_expected_state='ACTIVE', api=None, host=None):
-            """nova 32: the helper of nova 33 and 34, with a target host and an API."""
-            (api or self.api).post_server_action(
-                server['id'], {'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
-            self._wait_for_migration_status(server, [migration_expected_state])
-            return self._wait_for_state_change(server, server_expected_state)
 
     def _apply_operator_config(self):
         self.flags(compute_driver=self.COMPUTE_DRIVER)
@@ -120,6 +105,41 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         migration.sync(self.drs_db)
         self.addCleanup(self.drs_db.dispose)
 
+    def _clear_attrs(self):
+        # pytest keeps the bound test method on the instance and deletes it
+        # after the test; nova's cleanup would delete it first.
+        keep = self.__dict__.get(self._testMethodName)
+        super()._clear_attrs()
+        if keep is not None:
+            self.__dict__[self._testMethodName] = keep
+
+
+class DrsFunctionalTestCase(DrsSetupMixin, integrated_helpers._IntegratedTestBase):
+    """A real nova cloud with COMPUTE_HOSTS fake computes and nova-drs enabled."""
+
+    ADMIN_API = True
+    REQUIRES_LOCKING = False
+    microversion = 'latest'
+    #: The flavor of servers created without one (nova's m1.tiny).
+    DEFAULT_FLAVOR = '1'
+
+    def useFixture(self, fixture):
+        # nova 33+ keeps its placement fixture as self.placement_fixture (this
+        # same object); nova 32 keeps only its .api, and the daemon's client
+        # needs the fixture's endpoint and token (daemon_support.py).
+        if isinstance(fixture, func_fixtures.PlacementFixture):
+            self.placement_fixture = fixture
+        return super().useFixture(fixture)
+
+    if not _LIVE_MIGRATE_TAKES_HOST:
+        def _live_migrate(self, server, migration_expected_state='completed',
+                          server_expected_state='ACTIVE', api=None, host=None):
+            """nova 32: the helper of nova 33 and 34, with a target host and an API."""
+            (api or self.api).post_server_action(
+                server['id'], {'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
+            self._wait_for_migration_status(server, [migration_expected_state])
+            return self._wait_for_state_change(server, server_expected_state)
+
     def _build_server(self, name=None, image_uuid=None, flavor_id=None, networks=None,
                       az=None, host=None):
         # nova's helper takes the first flavor listed (by flavorid): a flavor a
@@ -133,14 +153,6 @@ class DrsFunctionalTestCase(integrated_helpers._IntegratedTestBase):
         for host in self.COMPUTE_HOSTS:
             self._start_compute(host)
         return self.computes[self.COMPUTE_HOSTS[0]]
-
-    def _clear_attrs(self):
-        # pytest keeps the bound test method on the instance and deletes it
-        # after the test; nova's cleanup would delete it first.
-        keep = self.__dict__.get(self._testMethodName)
-        super()._clear_attrs()
-        if keep is not None:
-            self.__dict__[self._testMethodName] = keep
 
     def server_host(self, server_id):
         server = self.admin_api.get_server(server_id)

@@ -29,7 +29,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from nova.tests.functional.api import client as api_client
 
-from tests.functional import test_api_hosts
+from tests.functional import api_base
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
@@ -70,7 +70,7 @@ FUZZ = settings(max_examples=70, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
 
 
-class TestFuzzNeverServerError(test_api_hosts.LoadBalancerApiTestCase):
+class TestFuzzNeverServerError(api_base.DrsApiTestCase):
 
     def check(self, path, raw):
         response = self.admin_api.api_request(path, method='POST', body=raw,
@@ -189,7 +189,7 @@ ROLES = ('admin', 'member', 'reader', 'other role', 'other project')
 MIN_REQUESTS = 2000
 
 
-class TestFuzzEveryRouteEveryRole(test_api_hosts.LoadBalancerApiTestCase):
+class TestFuzzEveryRouteEveryRole(api_base.DrsApiTestCase):
     """Each generated request is sent as admin and as every kind of non-admin."""
 
     def setUp(self):

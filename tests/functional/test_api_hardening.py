@@ -22,13 +22,13 @@ import webob
 import webob.exc
 
 from nova_drs.api import middleware
-from tests.functional import test_api_hosts
+from tests.functional import api_base
 
 # nova's [oslo_middleware] max_request_body_size default.
 MAX_BODY = 114688
 
 
-class TestHardening(test_api_hosts.LoadBalancerApiTestCase):
+class TestHardening(api_base.DrsApiTestCase):
 
     def non_admins(self):
         return (self.api_fixture.api, self.api_fixture.reader_api, self.api_fixture.other_api)

@@ -24,10 +24,10 @@ import sqlalchemy
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import migration
-from tests.functional import test_api_hosts
+from tests.functional import api_base
 
 
-class HostActionTestCase(test_api_hosts.LoadBalancerApiTestCase):
+class HostActionTestCase(api_base.DrsApiTestCase):
 
     def act(self, action, host, api=None):
         return self.call(api or self.admin_api, 'POST', '/loadbalancer/action',

@@ -24,31 +24,11 @@ from nova_drs.db import hosts as db_hosts
 from nova_drs.db import models
 from nova_drs.power import base as power_base
 from nova_drs.power import sealing
-from tests.functional import base
+from tests.functional import api_base
 
 
-class LoadBalancerApiTestCase(base.DrsFunctionalTestCase):
-    """Helpers: raw calls that return (status, decoded body) whatever the status."""
-
-    def call(self, api, method, path, body=None, raw=None):
-        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
-        response = api.api_request(path, method=method, body=data,
-                                   check_response_status=None)
-        decoded = response.json() if response.content else None
-        return response.status_code, decoded
-
-    def assertFault(self, expected_status, result, fragment=None):
-        status, body = result
-        self.assertEqual(expected_status, status, body)
-        (name, fault), = body.items()
-        self.assertEqual(expected_status, fault['code'])
-        self.assertTrue(fault['message'])
-        if fragment is not None:
-            self.assertIn(fragment, fault['message'])
-        return name
-
-
-class TestHostList(LoadBalancerApiTestCase):
+class TestHostListWithServer(api_base.ServersApiTestCase):
+    """The instance count needs a server nova scheduled and built."""
 
     def test_admin_lists_every_compute_host_with_nova_figures(self):
         server = self._create_server(networks='none')
@@ -65,6 +45,9 @@ class TestHostList(LoadBalancerApiTestCase):
             self.assertGreater(host['memory_total'], 0)
             self.assertIsNone(host['cpu_used_percent'])
             self.assertNotIn('power_options', host)
+
+
+class TestHostList(api_base.DrsApiTestCase):
 
     def test_latest_statistics_sample_is_shown(self):
         now = datetime.datetime(2026, 11, 22, 12, 0, 0)
@@ -103,7 +86,7 @@ class TestHostList(LoadBalancerApiTestCase):
         self.assertFault(405, self.call(self.admin_api, 'PUT', '/loadbalancer', body={}))
 
 
-class TestSuspendUnsuspend(LoadBalancerApiTestCase):
+class TestSuspendUnsuspend(api_base.DrsApiTestCase):
 
     def suspend(self, host, api=None):
         return self.call(api or self.admin_api, 'POST', '/loadbalancer/action',
@@ -197,7 +180,7 @@ class TestSuspendUnsuspend(LoadBalancerApiTestCase):
         self.assertFault(400, self.suspend('h' * 256), 'too long')
 
 
-class TestWakeTestAndPower(LoadBalancerApiTestCase):
+class TestWakeTestAndPower(api_base.DrsApiTestCase):
 
     def action(self, body, api=None):
         return self.call(api or self.admin_api, 'POST', '/loadbalancer/action', body)
@@ -304,7 +287,7 @@ class TestWakeTestAndPower(LoadBalancerApiTestCase):
                 self.assertFault(400, self.action(body), fragment)
 
 
-class TestDatabaseUnavailable(LoadBalancerApiTestCase):
+class TestDatabaseUnavailable(api_base.DrsApiTestCase):
 
     def test_unmigrated_database_is_503_with_a_message(self):
         # The filter opens the DRS database on its first request: point it at
@@ -317,7 +300,7 @@ class TestDatabaseUnavailable(LoadBalancerApiTestCase):
                                         {'suspend_host': {'host': 'host1'}}))
 
 
-class TestSeedPaths(LoadBalancerApiTestCase):
+class TestSeedPaths(api_base.DrsApiTestCase):
     """The 2015 spec's exact calls: /v2/{project_id}/loadbalancer[/action]."""
 
     def seed_call(self, method, path, body=None):

@@ -16,10 +16,10 @@ import json
 import os
 
 from nova_drs.db import models
-from tests.functional import test_api_hosts
+from tests.functional import api_base
 
 
-class TestPowerOptionPaths(test_api_hosts.LoadBalancerApiTestCase):
+class TestPowerOptionPaths(api_base.DrsApiTestCase):
 
     def set_power(self, driver, options):
         return self.call(self.admin_api, 'POST', '/loadbalancer/action',

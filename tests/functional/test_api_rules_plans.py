@@ -16,7 +16,7 @@ import json
 import os
 
 from nova_drs.db import models
-from tests.functional import test_api_hosts
+from tests.functional import api_base
 
 EVERY_ROUTE = (
     ('GET', '/loadbalancer', None),
@@ -41,7 +41,7 @@ EVERY_ROUTE = (
 )
 
 
-class TestNonAdminIsForbiddenEverywhere(test_api_hosts.LoadBalancerApiTestCase):
+class TestNonAdminIsForbiddenEverywhere(api_base.DrsApiTestCase):
 
     def test_every_route_is_403_for_member_reader_and_other(self):
         with self.drs_db.writer() as session:
@@ -64,7 +64,7 @@ class TestNonAdminIsForbiddenEverywhere(test_api_hosts.LoadBalancerApiTestCase):
                          [1]['plan']['status'])
 
 
-class TestRules(test_api_hosts.LoadBalancerApiTestCase):
+class TestRules(api_base.DrsApiTestCase):
 
     def create(self, rule_type='host', value='compute[0-9]+', allow=False):
         return self.call(self.admin_api, 'POST', '/loadbalancer/rules',
@@ -128,7 +128,7 @@ class TestRules(test_api_hosts.LoadBalancerApiTestCase):
                                                 '/loadbalancer/rules/%s' % rule_id))
 
 
-class TestPlans(test_api_hosts.LoadBalancerApiTestCase):
+class TestPlans(api_base.DrsApiTestCase):
 
     def add_plan(self, status='pending', cluster=None):
         with self.drs_db.writer() as session:
@@ -194,7 +194,7 @@ class TestPlans(test_api_hosts.LoadBalancerApiTestCase):
                                                 '/loadbalancer/plan/action', raw=raw))
 
 
-class TestPolicies(test_api_hosts.LoadBalancerApiTestCase):
+class TestPolicies(api_base.DrsApiTestCase):
 
     def test_installed_algorithms_are_listed(self):
         status, body = self.call(self.admin_api, 'GET', '/loadbalancer/policies')
@@ -219,7 +219,7 @@ class TestPolicies(test_api_hosts.LoadBalancerApiTestCase):
                       next(i for i in body['policies'] if i['name'] == 'lrr')['description'])
 
 
-class TestOperatorPolicyOverride(test_api_hosts.LoadBalancerApiTestCase):
+class TestOperatorPolicyOverride(api_base.DrsApiTestCase):
 
     def test_rules_in_novas_policy_file_override_the_defaults(self):
         from nova import policy as nova_policy

@@ -34,7 +34,7 @@ from nova_drs.db import hosts as db_hosts
 from nova_drs.db import models
 from nova_drs.db import plans as db_plans
 from nova_drs.loadbalancer import model
-from tests.functional import test_api_hosts
+from tests.functional import api_base
 
 #: A plan action both CLIs' plan tests store.
 SUSPEND_HOST3 = db_plans.Action(model.Suspend('host3', 'cluster idle'), 'c1', 'manual')
@@ -61,7 +61,8 @@ class TokenIdentity:
         return self.application(environ, start_response)
 
 
-class CliTestCase(test_api_hosts.LoadBalancerApiTestCase):
+class CliMixin:
+    """Both clients on the test's nova-api, whichever base brings it up."""
 
     def play_daemon_suspend(self, host):
         """The daemon's part of a suspend, in a thread: once the API recorded
@@ -105,6 +106,10 @@ class CliTestCase(test_api_hosts.LoadBalancerApiTestCase):
         # keystone round trip (it has no project or auth URL options, which
         # novaclient insists on: they come from OS_PROJECT_ID/OS_AUTH_URL).
         return ['--os-auth-type', 'admin_token', '--os-token', token, '--os-endpoint', ENDPOINT]
+
+
+class CliTestCase(CliMixin, api_base.DrsApiTestCase):
+    """The clients' commands need no server: nova-api alone serves them."""
 
 
 class TestNovaShell(CliTestCase):

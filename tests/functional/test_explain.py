@@ -23,14 +23,14 @@ from nova_drs.db import decisions
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from nova_drs.db import models
+from tests.functional import api_base
 from tests.functional import daemon_support
-from tests.functional import test_api_hosts
 from tests.functional import test_cli_nova
 from tests.functional import test_cli_openstack
 from tests.functional import test_daemon_cycle
 
 
-class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, test_api_hosts.LoadBalancerApiTestCase):
+class TestDaemonExplains(test_daemon_cycle.DaemonTestBase, api_base.ServersApiTestCase):
 
     def explain(self, kind, subject, cycles=10):
         status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/%ss/%s?cycles=%d'
@@ -169,7 +169,7 @@ class TestManualClusterExplains(TestDaemonExplains):
     test_retention_prunes_old_decisions = None
 
 
-class TestExplainApi(test_api_hosts.LoadBalancerApiTestCase):
+class TestExplainApi(api_base.DrsApiTestCase):
 
     def test_cycles_out_of_range_is_400(self):
         for cycles in ('0', '101', 'x', '-1'):
@@ -182,17 +182,6 @@ class TestExplainApi(test_api_hosts.LoadBalancerApiTestCase):
         self.assertFault(404, self.call(self.admin_api, 'GET', '/loadbalancer/explain/servers/'
                                         '6f1e8c2a-3d7b-4e5f-9a0b-1c2d3e4f5a6b'))
 
-    def test_server_by_name_and_an_ambiguous_name_is_409(self):
-        server = self._create_server(name='calm', networks='none')
-        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/servers/calm')
-        self.assertEqual((200, server['id']), (status, body['server']), body)
-        self.assertFault(404, self.call(self.admin_api, 'GET',
-                                        '/loadbalancer/explain/servers/cal'), 'cal')
-        self._create_server(name='calm', networks='none')
-        self.assertFault(409, self.call(self.admin_api, 'GET',
-                                        '/loadbalancer/explain/servers/calm'),
-                         'more than one server is named calm')
-
     def test_suspended_host_says_since_when_and_why(self):
         drs_hosts.ensure(self.drs_db, 'host1')
         drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'underload')
@@ -204,12 +193,6 @@ class TestExplainApi(test_api_hosts.LoadBalancerApiTestCase):
         self.assertRegex(body['state']['since'], r'^\d{4}-\d\d-\d\dT')
         status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/hosts/host2')
         self.assertEqual('active', body['state']['state'])
-
-    def test_known_server_without_decisions_is_an_empty_list(self):
-        server = self._create_server(name='calm', networks='none')
-        status, body = self.call(self.admin_api, 'GET',
-                                 '/loadbalancer/explain/servers/%s' % server['id'])
-        self.assertEqual((200, []), (status, body['decisions']))
 
     def test_only_the_last_cycles_are_returned(self):
         now = timeutils.utcnow()
@@ -226,6 +209,27 @@ class TestExplainApi(test_api_hosts.LoadBalancerApiTestCase):
                              'nova_drs:loadbalancer:explain')
 
 
+class TestExplainServersApi(api_base.ServersApiTestCase):
+    """Server names and ids are resolved by nova: these need servers it built."""
+
+    def test_server_by_name_and_an_ambiguous_name_is_409(self):
+        server = self._create_server(name='calm', networks='none')
+        status, body = self.call(self.admin_api, 'GET', '/loadbalancer/explain/servers/calm')
+        self.assertEqual((200, server['id']), (status, body['server']), body)
+        self.assertFault(404, self.call(self.admin_api, 'GET',
+                                        '/loadbalancer/explain/servers/cal'), 'cal')
+        self._create_server(name='calm', networks='none')
+        self.assertFault(409, self.call(self.admin_api, 'GET',
+                                        '/loadbalancer/explain/servers/calm'),
+                         'more than one server is named calm')
+
+    def test_known_server_without_decisions_is_an_empty_list(self):
+        server = self._create_server(name='calm', networks='none')
+        status, body = self.call(self.admin_api, 'GET',
+                                 '/loadbalancer/explain/servers/%s' % server['id'])
+        self.assertEqual((200, []), (status, body['decisions']))
+
+
 def _store_example(database, server_id):
     now = timeutils.utcnow()
     decisions.save(database, [
@@ -236,7 +240,7 @@ def _store_example(database, server_id):
                       'overload: ...; to host2', refused=(('host3', 'capacity'),))])
 
 
-class TestExplainNovaShell(test_cli_nova.CliTestCase):
+class TestExplainNovaShell(test_cli_nova.CliMixin, api_base.ServersApiTestCase):
     nova = test_cli_nova.TestNovaShell.nova
 
     def test_lb_explain_host_and_server(self):
@@ -264,7 +268,7 @@ class TestExplainNovaShell(test_cli_nova.CliTestCase):
         self.assertIn('cycles=0 is not between 1 and 100 (HTTP 400)', err)
 
 
-class TestExplainOpenStackShell(test_cli_nova.CliTestCase):
+class TestExplainOpenStackShell(test_cli_nova.CliMixin, api_base.ServersApiTestCase):
     openstack = test_cli_openstack.TestOpenStackShell.openstack
     osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
 

@@ -24,6 +24,7 @@ from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import plans
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
+from tests.functional import api_base
 from tests.functional import daemon_support
 from tests.functional import test_cli_nova
 from tests.functional import test_cli_openstack
@@ -306,10 +307,10 @@ class TestOneCooldown(test_daemon_cycle.DaemonTestBase):
         self.assertIn(server['id'], self.planned_moves())
 
 
-class TestPinnedServersInCLIs(test_cli_nova.CliTestCase):
+class TestPinnedServersInCLIs(test_cli_nova.CliMixin, api_base.ServersApiTestCase):
     """``nova lb-host-show`` and ``openstack drs host show`` print pinned_servers."""
 
-    EXTRA_FLAGS = {**test_cli_nova.CliTestCase.EXTRA_FLAGS, **TRUST_METADATA}
+    EXTRA_FLAGS = {**api_base.ServersApiTestCase.EXTRA_FLAGS, **TRUST_METADATA}
     nova = test_cli_nova.TestNovaShell.nova
     openstack = test_cli_openstack.TestOpenStackShell.openstack
     osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)

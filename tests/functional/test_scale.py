@@ -261,7 +261,7 @@ class TestScaleApiErrors(ScaleTestBase):
         self.assertEqual('small', self.flavor_name(server))
 
 
-class TestScaleCli(ScaleTestBase, test_cli_nova.CliTestCase):
+class TestScaleCli(test_cli_nova.CliMixin, ScaleTestBase):
     """``nova lb-scale`` and ``openstack drs server scale`` through the real shells."""
 
     nova = test_cli_nova.TestNovaShell.nova
