@@ -37,8 +37,10 @@ shellcheck:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck >/dev/null 2>&1; } || \
 	  { echo "make: shellcheck is missing and 'apt-get install shellcheck' failed" >&2; exit 1; }
 
+# Two pytest-xdist workers: the unit tier runs in processes eventlet has not
+# patched (tests/unit/conftest.py), each test with its own databases and paths.
 unit: venv services shellcheck
-	$(PYTEST) tests/unit
+	$(PYTEST) -n 2 tests/unit
 
 # One pytest process per test file, two at a time (tools/test-shards.py says
 # why not pytest-xdist); the slowest files are printed at the end.
@@ -52,7 +54,11 @@ integration: venv services
 
 # release-2026.2: installing with constraints.txt changes nothing under nova
 # (tests/release; the older releases' venvs are built only by their targets).
-test: lint docs unit release-2026.2 functional integration
+# The integration tier mostly waits on its mini-cloud's processes (about 20
+# minutes of wall time for a few of CPU), so it runs alongside the functional
+# tier; each tier's output is printed whole when it ends.
+test: lint docs unit release-2026.2
+	@$(MAKE) --no-print-directory -j2 --output-sync=target functional integration
 	@echo "make test: all tiers passed"
 
 # The older releases nova-drs supports (issue 28): one venv per release,
