@@ -54,11 +54,7 @@ integration: venv services
 
 # release-2026.2: installing with constraints.txt changes nothing under nova
 # (tests/release; the older releases' venvs are built only by their targets).
-# The integration tier mostly waits on its mini-cloud's processes (about 20
-# minutes of wall time for a few of CPU), so it runs alongside the functional
-# tier; each tier's output is printed whole when it ends.
-test: lint docs unit release-2026.2
-	@$(MAKE) --no-print-directory -j2 --output-sync=target functional integration
+test: lint docs unit release-2026.2 functional integration
 	@echo "make test: all tiers passed"
 
 # The older releases nova-drs supports (issue 28): one venv per release,
