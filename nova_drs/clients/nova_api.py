@@ -56,7 +56,7 @@ def retry_options(auth_group):
             'connect_retry_delay': auth_group.connect_retry_delay,
             'status_code_retries': auth_group.status_code_retries,
             'status_code_retry_delay': auth_group.status_code_retry_delay,
-            'retriable_status_codes': [int(code) for code in codes] if codes else None}
+            'retriable_status_codes': codes or None}
 
 
 class NovaUnavailable(Exception):

@@ -184,9 +184,14 @@ RETRY_OPTIONS = ('connect_retries', 'connect_retry_delay', 'status_code_retries'
 
 
 def retry_opts():
+    """keystoneauth's options of RETRY_OPTIONS with RETRY_DEFAULTS; the status
+    codes typed as HTTP codes, so a bad one fails at startup in one line."""
     opts = [opt for opt in ks_loading.get_adapter_conf_options() if opt.dest in RETRY_OPTIONS]
-    for opt in opts:
+    for index, opt in enumerate(opts):
         opt.default = RETRY_DEFAULTS.get(opt.dest, opt.default)
+        if opt.dest == 'retriable_status_codes':
+            opts[index] = cfg.ListOpt(opt.name, help=opt.help,
+                                      item_type=cfg.types.Integer(min=100, max=599))
     return opts
 
 

@@ -61,6 +61,9 @@ CASES = [
     ('nova-loadbalancer', '[drs_retention]\nmigrations = 12\n', [],
      'nova-loadbalancer: [drs_retention] migrations (12 h) must exceed [drs_oscillation] '
      'oscillation_window (86400 s): the purge would delete history it reads'),
+    ('nova-loadbalancer', '[drs_auth]\nretriable_status_codes = 503,gateway\n', [],
+     'nova-loadbalancer: invalid value for option [drs_auth] retriable_status_codes: '
+     "invalid literal for int() with base 10: 'gateway'"),
     ('nova-drs-collector', '[DEFAULT]\nrate_limit_burst = many\n', [],
      'nova-drs-collector: invalid value for option [DEFAULT] rate_limit_burst: '
      "invalid literal for int() with base 10: 'many'"),
