@@ -24,6 +24,8 @@ builder (``cloud_view``) reads that shape.
 
 import concurrent.futures
 import contextlib
+import functools
+import inspect
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
@@ -32,6 +34,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs.clients import placement_usages
+from nova_drs.conf import loadbalancer as lb_conf
 from nova_drs.observability import metrics
 
 LOG = logging.getLogger(__name__)
@@ -48,15 +51,34 @@ MAX_PAGES = 100000
 
 
 def retry_options(auth_group):
-    """``[drs_auth]``'s request-retry options as openstacksdk takes them for
-    every proxy (``Connection(**retry_options(conf.drs_auth))``): the daemon's
-    connection and the closed-loop twin's are built alike."""
-    codes = auth_group.retriable_status_codes
-    return {'connect_retries': auth_group.connect_retries,
-            'connect_retry_delay': auth_group.connect_retry_delay,
-            'status_code_retries': auth_group.status_code_retries,
-            'status_code_retry_delay': auth_group.status_code_retry_delay,
-            'retriable_status_codes': codes or None}
+    """``[drs_auth]``'s request-retry options, as keystoneauth's Adapter names
+    them: ``NovaAPI(connection, retries=retry_options(conf.drs_auth))`` sets
+    them on every proxy; the daemon's connection and the closed-loop twin's
+    are built alike."""
+    options = {name: getattr(auth_group, name) for name in lb_conf.RETRY_OPTIONS}
+    options['retriable_status_codes'] = options['retriable_status_codes'] or None
+    return options
+
+
+def _apply_retries(proxy, retries):
+    """``retries`` on one openstacksdk proxy (a keystoneauth Adapter), alike
+    on every openstacksdk release nova-drs supports.
+
+    Before 4.22 (2025.2's 4.7, 2026.1's 4.10) openstacksdk hands its proxies
+    only two of the five options from its config, and ``Proxy.request`` gives
+    every request ``connect_retries=1`` unless its caller names one, which
+    beats the adapter's own: a hung nova-api cost ``[drs_auth] timeout`` twice
+    whatever ``connect_retries`` said. So the options go on the adapter
+    itself, and where ``Proxy.request`` has that default the proxy's requests
+    name the adapter's value (tests/unit/sim/test_twin.py proves both on the
+    three releases' openstacksdk).
+    """
+    for name, value in retries.items():
+        setattr(proxy, name, value)
+    parameter = inspect.signature(type(proxy).request).parameters.get('connect_retries')
+    if parameter is not None and parameter.default is not None:
+        proxy.request = functools.partial(type(proxy).request, proxy,
+                                          connect_retries=proxy.connect_retries)
 
 
 class NovaUnavailable(Exception):
@@ -93,16 +115,30 @@ class NovaAPI:
     reasons in doc/source/architecture.md "One client per API".
     """
 
-    def __init__(self, connection):
+    def __init__(self, connection, retries=None):
+        """``retries``: ``retry_options(conf.drs_auth)``; None keeps
+        openstacksdk's own (the commands that ask once and report)."""
         self._connection = connection
+        self._retries = retries
+        self._retries_set = set()
+
+    def _proxy(self, service):
+        """The connection's proxy of ``service``, with ``retries`` set on it
+        the first time: openstacksdk builds a proxy (and asks the endpoint for
+        its versions) on first use, so building one here would call nova."""
+        proxy = getattr(self._connection, service)
+        if self._retries and service not in self._retries_set:
+            _apply_retries(proxy, self._retries)
+            self._retries_set.add(service)
+        return proxy
 
     @property
     def _compute(self):
-        return self._connection.compute
+        return self._proxy('compute')
 
     @property
     def _placement(self):
-        return self._connection.placement
+        return self._proxy('placement')
 
     @property
     def placement_adapter(self):

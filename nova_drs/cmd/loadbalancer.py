@@ -65,7 +65,7 @@ def nova_from_conf(conf):
         raise drs_conf.ConfigError('[drs_auth] is not usable: %s' % exc) from None
     return nova_api.NovaAPI(connection.Connection(
         session=session, region_name=group.region_name, interface=group.valid_interfaces,
-        app_name=PROG, **nova_api.retry_options(group)))
+        app_name=PROG), retries=nova_api.retry_options(group))
 
 
 def dry_run_report(summary):

@@ -226,9 +226,9 @@ class ClosedLoop:
         """One daemon; with faults, a leader and a standby (their own
         connections and caches, one lock) so a takeover can happen."""
         def daemon(coordinator=None):
-            nova = nova_api.NovaAPI(twin_transport.connect(
-                self.cloud, timeout=conf.drs_auth.timeout,
-                retries=nova_api.retry_options(conf.drs_auth)))
+            nova = nova_api.NovaAPI(
+                twin_transport.connect(self.cloud, timeout=conf.drs_auth.timeout),
+                retries=nova_api.retry_options(conf.drs_auth))
             balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
                                             self.power, coordinator=coordinator)
             balancer.planner.plan = self._timed_decision(balancer.planner.plan)

@@ -88,15 +88,13 @@ def virtual_retry_delays():
         ks_session.time = real
 
 
-def connect(cloud, timeout=None, retries=None):
+def connect(cloud, timeout=None):
     """An openstacksdk Connection whose requests the twin answers; ``timeout``
-    is the session's, as production loads it from ``[drs_auth] timeout``, and
-    ``retries`` its request-retry options (``nova_api.retry_options``)."""
+    is the session's, as production loads it from ``[drs_auth] timeout``."""
     transport = requests.Session()
     transport.mount(cloud_mod.ENDPOINT, _Adapter(cloud))
     return connection.Connection(
         session=ks_session.Session(auth=noauth.NoAuth(), session=transport,
                                    timeout=timeout),
         compute_endpoint_override=cloud_mod.ENDPOINT + cloud_mod.COMPUTE,
-        placement_endpoint_override=cloud_mod.ENDPOINT + cloud_mod.PLACEMENT,
-        **(retries or {}))
+        placement_endpoint_override=cloud_mod.ENDPOINT + cloud_mod.PLACEMENT)
