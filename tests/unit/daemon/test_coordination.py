@@ -80,9 +80,9 @@ def members(tmp_path, group):
     """Factory of started Redis members of ``group``; all stopped at teardown."""
     started = []
 
-    def start(name, url=REDIS_URL):
-        member = coordination.Coordinator(make_conf(tmp_path, url), member_id=name,
-                                          group=group)
+    def start(name, url=REDIS_URL, leader_timeout=LEADER_TIMEOUT):
+        member = coordination.Coordinator(make_conf(tmp_path, url, leader_timeout),
+                                          member_id=name, group=group)
         member.start()
         started.append(member)
         return member
@@ -193,8 +193,10 @@ def test_single_member_becomes_leader(members):
 
 
 def test_two_members_exactly_one_leader(members):
-    alpha = members('alpha')
-    beta = members('beta')
+    # Nothing here waits for a lock or a membership to expire: a lifetime a
+    # starved heartbeat thread cannot outlast on a loaded machine.
+    alpha = members('alpha', leader_timeout=60)
+    beta = members('beta', leader_timeout=60)
 
     for _ in range(5):
         roles = [alpha.is_leader(), beta.is_leader()]
