@@ -30,9 +30,12 @@ oscillation_opts = [
                     'migration, and the suspend of the host it would leave, are '
                     'dropped and reported).'),
     cfg.IntOpt('oscillation_window',
-               default=86400, min=0,
+               default=43200, min=0,
                help='Seconds of migration history the guard counts; 0 turns the '
-                    'guard off.'),
+                    'guard off. 12 hours: a day\'s window held the evening\'s '
+                    'consolidation back (servers moved in the morning could not '
+                    'move again), 6 hours let load swings move servers too often '
+                    '(doc/source/twin.md, findings).'),
 ]
 
 

@@ -60,7 +60,7 @@ CASES = [
      'Should be greater than or equal to 60'),
     ('nova-loadbalancer', '[drs_retention]\nmigrations = 12\n', [],
      'nova-loadbalancer: [drs_retention] migrations (12 h) must exceed [drs_oscillation] '
-     'oscillation_window (86400 s): the purge would delete history it reads'),
+     'oscillation_window (43200 s): the purge would delete history it reads'),
     ('nova-loadbalancer', '[drs_auth]\nretriable_status_codes = 503,gateway\n', [],
      'nova-loadbalancer: invalid value for option [drs_auth] retriable_status_codes: '
      "invalid literal for int() with base 10: 'gateway'"),
