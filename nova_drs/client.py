@@ -34,6 +34,7 @@ from urllib import parse
 from keystoneauth1 import adapter
 from oslo_utils import timeutils
 
+from nova_drs import exception
 from nova_drs.power import base as power_base
 from nova_drs.power import loader as power_loader
 
@@ -205,7 +206,7 @@ class SecretOptionMask(logging.Filter):
             for driver in power_loader.names():
                 try:
                     schema = power_loader.driver_class(driver).OPTIONS
-                except power_base.PowerError:
+                except exception.PowerError:
                     continue
                 names |= {key for key in schema.get('properties', {})
                           if power_base.is_secret(key, schema)}
@@ -230,12 +231,8 @@ def power_secrets(driver, options):
     (judged by name when the driver is not installed on this client)."""
     try:
         return power_loader.driver_class(driver).secret_values(options or {})
-    except power_base.PowerError:
+    except exception.PowerError:
         return power_base.secret_values(options or {})
-
-
-class DrsError(Exception):
-    """An API call failed; the message is nova's explanation and the HTTP status."""
 
 
 def _error_message(response):
@@ -262,7 +259,7 @@ class DrsClient:
     """Every method returns the decoded JSON of one API call, or raises ``error``."""
 
     def __init__(self, session, region_name=None, interface=None, endpoint_override=None,
-                 error=DrsError):
+                 error=exception.DrsError):
         self.adapter = compute_adapter(session, region_name=region_name, interface=interface,
                                        endpoint_override=endpoint_override)
         self.error = error

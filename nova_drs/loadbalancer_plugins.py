@@ -23,7 +23,7 @@ import jsonschema
 from stevedore import driver
 from stevedore import exception as stevedore_exception
 
-from nova_drs.conf import ConfigError
+from nova_drs import exception
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import policy as policy_mod
 
@@ -51,11 +51,11 @@ def plugin(kind, name):
                                        on_load_failure_callback=_raise,
                                        warn_on_missing_entrypoint=False)
     except stevedore_exception.NoMatches:
-        raise ConfigError('%s: unknown name; available: %s'
-                          % (option, ', '.join(available(kind)))) from None
+        raise exception.ConfigError('%s: unknown name; available: %s'
+                                    % (option, ', '.join(available(kind)))) from None
     except Exception as exc:  # the plugin's own import failed
-        raise ConfigError('%s: cannot load the plugin: %s: %s'
-                          % (option, type(exc).__name__, exc)) from None
+        raise exception.ConfigError('%s: cannot load the plugin: %s: %s'
+                                    % (option, type(exc).__name__, exc)) from None
     return manager.driver
 
 
@@ -74,7 +74,7 @@ def build(cls, values, source):
         jsonschema.Draft7Validator(schema).iter_errors(values))
     if error is not None:
         where = '.'.join(str(p) for p in error.absolute_path) or 'parameters'
-        raise ConfigError('%s: %s %s' % (source, where, error.message))
+        raise exception.ConfigError('%s: %s %s' % (source, where, error.message))
     return cls(**values)
 
 

@@ -38,6 +38,8 @@ import re
 from re import _constants as sre_constants
 from re import _parser as sre_parse
 
+from nova_drs import exception
+
 #: Longest pattern accepted (the API's schema says the same).
 MAX_LENGTH = 255
 #: Ways a 255-character name may be split among repeats and alternatives.
@@ -51,10 +53,6 @@ _NOT_REGULAR = {
     sre_constants.ASSERT: 'a lookahead or lookbehind',
     sre_constants.ASSERT_NOT: 'a negative lookahead or lookbehind',
 }
-
-
-class UnsafePattern(ValueError):
-    """The pattern does not compile or could take unbounded time to match."""
 
 
 def _children(op, av):
@@ -87,12 +85,12 @@ def _choices(parsed):
     total = 1
     for op, av in parsed:
         if op in _NOT_REGULAR:
-            raise UnsafePattern('%s is not allowed' % _NOT_REGULAR[op])
+            raise exception.UnsafePattern('%s is not allowed' % _NOT_REGULAR[op])
         if op in _REPEATS:
             low, high, body = av
             if high > 1 and _varies(body):
-                raise UnsafePattern('a repeated part that itself repeats or alternates '
-                                    '(as in (a+)+ or (a|aa)*) can take exponential time')
+                raise exception.UnsafePattern('a repeated part that itself repeats or alternates '
+                                              '(as in (a+)+ or (a|aa)*) can take exponential time')
             total *= min(high - low + 1, 256) * _choices(body)
         elif op == sre_constants.BRANCH:
             total *= sum(_choices(branch) for branch in av[1])
@@ -100,21 +98,21 @@ def _choices(parsed):
             for child in _children(op, av):
                 total *= _choices(child)
         if total > MAX_CHOICES:
-            raise UnsafePattern('too many ways to split a name among its repeats and '
-                                'alternatives (at most three open-ended repeats such '
-                                'as .* or [0-9]+)')
+            raise exception.UnsafePattern('too many ways to split a name among its repeats and '
+                                          'alternatives (at most three open-ended repeats such '
+                                          'as .* or [0-9]+)')
     return total
 
 
 def compile_rule(value):
     """``value`` compiled, or UnsafePattern saying why it is refused."""
     if not isinstance(value, str) or not value:
-        raise UnsafePattern('a pattern is a non-empty string')
+        raise exception.UnsafePattern('a pattern is a non-empty string')
     if len(value) > MAX_LENGTH:
-        raise UnsafePattern('longer than %d characters' % MAX_LENGTH)
+        raise exception.UnsafePattern('longer than %d characters' % MAX_LENGTH)
     try:
         compiled = re.compile(value)
         _choices(sre_parse.parse(value))
     except (re.error, RecursionError, OverflowError) as exc:
-        raise UnsafePattern('invalid regular expression: %s' % exc) from None
+        raise exception.UnsafePattern('invalid regular expression: %s' % exc) from None
     return compiled

@@ -29,6 +29,7 @@ from oslo_log import log as logging
 import webob.exc
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs import opt_out
 from nova_drs.api import clusters
 from nova_drs.api import nova_hosts
@@ -73,9 +74,9 @@ def _scale_faults():
     """The scale checks' refusals as nova answers them: 404 / 409."""
     try:
         yield
-    except scale_api.NotFound as exc:
+    except exception.ScaleNotFound as exc:
         raise webob.exc.HTTPNotFound(str(exc)) from None
-    except scale_api.Refused as exc:
+    except exception.ScaleRefused as exc:
         raise webob.exc.HTTPConflict(str(exc)) from None
 
 
@@ -153,7 +154,7 @@ class HostsController:
     def action(self, context, body):
         try:
             name, arguments = schemas.single_action(body, ACTION_SCHEMAS)
-        except schemas.ValidationError as exc:
+        except exception.ValidationError as exc:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         action = ACTIONS[name]
         rbac.authorize(context, action.rule)
@@ -281,7 +282,7 @@ class HostsController:
         options = arguments.get('options', {})
         try:
             sealer = sealing.sealer_from_conf(drs_conf.CONF)
-        except sealing.SealError as exc:
+        except exception.SealError as exc:
             # This node's configuration, not the request, is at fault.
             raise webob.exc.HTTPInternalServerError(str(exc)) from None
         try:
@@ -298,7 +299,7 @@ class HostsController:
             # write them but holds no key that reads them back.
             options = sealing.seal_options(
                 options, power_loader.driver_class(driver).schema_for(options), host, sealer)
-        except power_base.PowerError as exc:
+        except exception.PowerError as exc:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         fields = {'power_driver': driver, 'power_mode': mode,
                   'power_options': json.dumps(options)}

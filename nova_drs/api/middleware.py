@@ -61,6 +61,7 @@ import webob.dec
 import webob.exc
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.api import algorithms
 from nova_drs.api import energy
 from nova_drs.api import explain
@@ -114,7 +115,7 @@ ROUTES = (
 #: Path parameters that are row ids: anything but an id in range is 404.
 ID_PARAMETERS = {'rule_id': 'rule', 'request_id': 'request', 'plan_id': 'plan'}
 
-DB_ERRORS = (db_api.DatabaseError, db_exc.DBError, sqlalchemy.exc.SQLAlchemyError)
+DB_ERRORS = (exception.DatabaseError, db_exc.DBError, sqlalchemy.exc.SQLAlchemyError)
 
 
 def _mapper():
@@ -263,7 +264,7 @@ class LoadBalancerMiddleware:
             else:
                 try:
                     schemas.validate(value, schemas.HOST_PATH, what='path parameter')
-                except schemas.ValidationError as exc:
+                except exception.ValidationError as exc:
                     raise webob.exc.HTTPBadRequest(
                         str(exc).replace('request body', name)) from None
                 arguments[name] = value
@@ -277,7 +278,7 @@ class LoadBalancerMiddleware:
             raise webob.exc.HTTPBadRequest('the query string is not valid UTF-8') from None
         try:
             schemas.validate_query(query, schema)
-        except schemas.ValidationError as exc:
+        except exception.ValidationError as exc:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         return {name: values[0] for name, values in query.items()}
 

@@ -21,6 +21,7 @@ actions changed) answers 409 naming the pending plan that replaced it.
 
 import webob.exc
 
+from nova_drs import exception
 from nova_drs.api import hosts
 from nova_drs.api import rbac
 from nova_drs.api import schemas
@@ -59,7 +60,7 @@ class PlansController:
     def action(self, context, body):
         try:
             name, arguments = schemas.single_action(body, schemas.PLAN_ACTIONS)
-        except schemas.ValidationError as exc:
+        except exception.ValidationError as exc:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         rule, status = DECISIONS[name]
         rbac.authorize(context, rule)

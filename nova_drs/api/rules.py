@@ -21,6 +21,7 @@ breaking the daemon later.
 
 import webob.exc
 
+from nova_drs import exception
 from nova_drs import rule_patterns
 from nova_drs.api import schemas
 from nova_drs.db import rules as db_rules
@@ -44,12 +45,12 @@ class RulesController:
     def create(self, context, body):
         try:
             schemas.validate(body, schemas.RULE)
-        except schemas.ValidationError as exc:
+        except exception.ValidationError as exc:
             raise webob.exc.HTTPBadRequest(str(exc)) from None
         rule = body['rule']
         try:
             rule_patterns.compile_rule(rule['value'])
-        except rule_patterns.UnsafePattern as exc:
+        except exception.UnsafePattern as exc:
             raise webob.exc.HTTPBadRequest('rule pattern %r refused: %s'
                                            % (rule['value'][:255], exc)) from None
         return 201, {'rule': db_rules.add(self.database, rule['type'], rule['value'],

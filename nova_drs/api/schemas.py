@@ -26,6 +26,7 @@ import re
 import jsonschema
 from nova.api.validation import parameter_types
 
+from nova_drs import exception
 from nova_drs import rule_patterns
 
 FORMAT_CHECKER = jsonschema.FormatChecker()
@@ -190,10 +191,6 @@ MAX_ID = 2 ** 31 - 1
 _ID = re.compile(r'[0-9]{1,10}')
 
 
-class ValidationError(ValueError):
-    """The body does not match its schema; the message says where and why."""
-
-
 # jsonschema repeats the whole value in these messages; a 100 kB string would
 # come back in the error.
 _SHORT_MESSAGES = {
@@ -225,8 +222,8 @@ def validate(body, schema, what='field/attribute', whole='request body'):
         value = repr(error.instance)
         if len(value) > 80:
             value = value[:77] + '...'
-        raise ValidationError('Invalid input for %s %s. Value: %s. %s'
-                              % (what, _location(error, whole), value, _message(error)))
+        raise exception.ValidationError('Invalid input for %s %s. Value: %s. %s'
+                                        % (what, _location(error, whole), value, _message(error)))
 
 
 def validate_query(query, schema):
@@ -249,15 +246,17 @@ def object_id(text):
 def single_action(body, actions):
     """(name, arguments) of a body holding exactly one of ``actions``."""
     if not isinstance(body, dict):
-        raise ValidationError('the request body must be a JSON object, got %s'
-                              % type(body).__name__)
+        raise exception.ValidationError('the request body must be a JSON object, got %s'
+                                        % type(body).__name__)
     expected = ', '.join(sorted(actions))
     if len(body) != 1:
-        raise ValidationError('exactly one action expected (one of: %s), got %d%s'
-                              % (expected, len(body),
-                                 ': ' + ', '.join(sorted(map(str, body))) if body else ''))
+        raise exception.ValidationError('exactly one action expected (one of: %s), got %d%s'
+                                        % (expected, len(body),
+                                           ': ' + ', '.join(sorted(map(str, body)))
+                                           if body else ''))
     (name, arguments), = body.items()
     if name not in actions:
-        raise ValidationError('unknown action %r; expected one of: %s' % (name[:64], expected))
+        raise exception.ValidationError('unknown action %r; expected one of: %s'
+                                        % (name[:64], expected))
     validate(arguments, actions[name])
     return name, arguments

@@ -33,6 +33,7 @@ from openstack import exceptions as sdk_exc
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_drs import exception
 from nova_drs.clients import placement_usages
 from nova_drs.conf import loadbalancer as lb_conf
 from nova_drs.observability import metrics
@@ -79,31 +80,6 @@ def _apply_retries(proxy, retries):
     if parameter is not None and parameter.default is not None:
         proxy.request = functools.partial(type(proxy).request, proxy,
                                           connect_retries=proxy.connect_retries)
-
-
-class NovaUnavailable(Exception):
-    """nova or placement could not answer; the cycle must not act on half a view.
-
-    ``status`` is the 5xx nova answered, None when no answer came at all
-    (refused, reset, timed out): a 5xx on one host's or one server's request
-    is that host's fault (the cycle goes on without it), no answer is nova's.
-    """
-
-    def __init__(self, message, status=None):
-        super().__init__(message)
-        self.status = status
-
-
-class IncompleteListing(NovaUnavailable):
-    """A paged listing could not be followed to its last page."""
-
-
-class NovaRequestFailed(Exception):
-    """nova refused one request (4xx); the message carries nova's explanation."""
-
-    def __init__(self, message, status):
-        super().__init__(message)
-        self.status = status
 
 
 class NovaAPI:
@@ -155,10 +131,10 @@ class NovaAPI:
             status = exc.status_code or 0
             message = '%s %s: HTTP %s %s' % (method, what, status, exc.details or exc)
             if status >= 500 or not status:
-                raise NovaUnavailable(message, status or None) from None
-            raise NovaRequestFailed(message, status) from None
+                raise exception.NovaUnavailable(message, status or None) from None
+            raise exception.NovaRequestFailed(message, status) from None
         except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-            raise NovaUnavailable('%s %s: %s' % (method, what, exc)) from None
+            raise exception.NovaUnavailable('%s %s: %s' % (method, what, exc)) from None
 
     def _get(self, url, params=None, microversion=COMPUTE_MICROVERSION, service='compute'):
         """One raw read: a page of a nova listing, or a per-host read of every cycle."""
@@ -188,11 +164,11 @@ class NovaAPI:
             if marker is None:
                 return items
             if marker in seen:
-                raise IncompleteListing('GET %s: nova repeated the page after %s' % (
+                raise exception.IncompleteListing('GET %s: nova repeated the page after %s' % (
                     url, marker))
             seen.add(marker)
             params['marker'] = marker
-        raise IncompleteListing('GET %s: more than %d pages' % (url, MAX_PAGES))
+        raise exception.IncompleteListing('GET %s: more than %d pages' % (url, MAX_PAGES))
 
     def _offset_paged(self, url, key, params):
         """Every item of a limit/offset listing (os-server-groups): until an empty page."""
@@ -202,7 +178,7 @@ class NovaAPI:
             if not page:
                 return items
             items.extend(page)
-        raise IncompleteListing('GET %s: more than %d pages' % (url, MAX_PAGES))
+        raise exception.IncompleteListing('GET %s: more than %d pages' % (url, MAX_PAGES))
 
     def concurrently(self, function, arguments):
         """``{argument: function(argument)}`` with a few requests in flight at once."""
@@ -316,7 +292,7 @@ class NovaAPI:
         """A flavor by id, else by exact name; None when neither exists."""
         try:
             return self._get('/flavors/%s' % id_or_name)['flavor']
-        except NovaRequestFailed as exc:
+        except exception.NovaRequestFailed as exc:
             if exc.status != 404:
                 raise
         for flavor in self._linked('/flavors/detail', 'flavors', {'is_public': 'None'}):
@@ -359,6 +335,6 @@ def _next_marker(links):
         if link.get('rel') == 'next':
             markers = parse.parse_qs(parse.urlsplit(link['href']).query).get('marker')
             if not markers:
-                raise IncompleteListing('next link without a marker: %s' % link['href'])
+                raise exception.IncompleteListing('next link without a marker: %s' % link['href'])
             return markers[-1]
     return None

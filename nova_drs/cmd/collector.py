@@ -20,6 +20,7 @@ import oslo_messaging
 from oslo_service import service
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.cmd import startup_checks
 from nova_drs.conf import startup
 from nova_drs.db import api as db_api
@@ -46,7 +47,7 @@ def main(argv=None):
         startup.setup_logging(CONF, PROG)
         startup_checks.probe_database(CONF)
         database = db_api.Database.from_conf(CONF)
-    except (drs_conf.ConfigError, db_api.DatabaseError) as exc:
+    except (exception.ConfigError, exception.DatabaseError) as exc:
         print('%s: %s' % (PROG, exc), file=sys.stderr)
         return 1
     try:

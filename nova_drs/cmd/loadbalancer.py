@@ -28,6 +28,7 @@ from oslo_log import log as logging
 from oslo_service import service as oslo_service
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs import loadbalancer_plugins
 from nova_drs.clients import nova_api
 from nova_drs.cmd import startup_checks
@@ -55,14 +56,14 @@ def nova_from_conf(conf):
     """The compute and placement client from ``[drs_auth]``; ConfigError if unusable."""
     group = conf.drs_auth
     if not group.auth_type:
-        raise drs_conf.ConfigError(
+        raise exception.ConfigError(
             '[drs_auth] auth_type is not set: nova-loadbalancer needs keystone '
             'credentials for the compute and placement APIs')
     try:
         auth = ks_loading.load_auth_from_conf_options(conf, 'drs_auth')
         session = ks_loading.load_session_from_conf_options(conf, 'drs_auth', auth=auth)
     except (ks_exc.ClientException, cfg.Error) as exc:
-        raise drs_conf.ConfigError('[drs_auth] is not usable: %s' % exc) from None
+        raise exception.ConfigError('[drs_auth] is not usable: %s' % exc) from None
     return nova_api.NovaAPI(connection.Connection(
         session=session, region_name=group.region_name, interface=group.valid_interfaces,
         app_name=PROG), retries=nova_api.retry_options(group))
@@ -92,8 +93,8 @@ def _start(argv):
     startup_checks.probe_database(CONF)
     database = db_api.Database.from_conf(CONF)
     if migration.current_revision(database) != migration.head_revision():
-        raise drs_conf.ConfigError('the DRS database is not at the current schema; run '
-                                   '"nova-drs-manage db sync" first')
+        raise exception.ConfigError('the DRS database is not at the current schema; run '
+                                    '"nova-drs-manage db sync" first')
     daemon_power.check_keys(CONF, database)
     return policy, nova, database
 
@@ -104,7 +105,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
         policy, nova, database = _start(argv)
-    except (drs_conf.ConfigError, db_api.DatabaseError) as exc:
+    except (exception.ConfigError, exception.DatabaseError) as exc:
         return _fail(exc)
     power = daemon_power.drivers_for(CONF, database)
     if CONF.dry_run:
@@ -115,11 +116,10 @@ def main(argv=None):
         print(dry_run_report(summary))
         return 0
     from nova_drs.daemon import coordination
-    from nova_drs.daemon import coordination_backend
     try:
         coordinator = coordination.Coordinator(CONF)
         coordinator.start()
-    except coordination_backend.CoordinationError as exc:
+    except exception.CoordinationError as exc:
         return _fail(exc)
     try:
         metrics.start_exporter(CONF, database)

@@ -24,6 +24,7 @@ import sys
 from oslo_config import cfg
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.cmd import manage_db
 from nova_drs.cmd import manage_overcommit
 from nova_drs.cmd import manage_power
@@ -61,7 +62,7 @@ def main(argv=None):
             startup_checks.check_plugins(CONF)
             startup_checks.check_paths(CONF)
             startup_checks.probe_database(CONF)
-        except drs_conf.ConfigError as exc:
+        except exception.ConfigError as exc:
             print('%s: %s' % (PROG, exc), file=sys.stderr)
             return 1
         return CONF.category.func(CONF) or 0

@@ -24,6 +24,7 @@ current public key. Rows are rewritten by compare-and-swap, so an admin's
 
 import json
 
+from nova_drs import exception
 from nova_drs.cmd import subcommands
 from nova_drs.db import api
 from nova_drs.db import hosts as db_hosts
@@ -36,7 +37,7 @@ def _schema(driver, options):
     """The driver's schema of ``options``; None (secrets judged by name) if not installed."""
     try:
         return loader.driver_class(driver).schema_for(options)
-    except base.PowerError:
+    except exception.PowerError:
         return None
 
 
@@ -69,7 +70,7 @@ def seal_stored(database, sealer, unsealer=None):
             if stale:
                 options = sealing.unseal_options(options, host, unsealer)
             sealed = sealing.seal_options(options, schema, host, sealer)
-        except base.PowerError as exc:
+        except exception.PowerError as exc:
             failed[host] = str(exc)
             continue
         if db_hosts.replace_power_options(database, host, text, json.dumps(sealed)):
@@ -96,8 +97,8 @@ def _keygen(conf):
 def _sealer(conf):
     sealer = sealing.sealer_from_conf(conf)
     if sealer is None:
-        raise sealing.SealError('[drs_power] seal_public_key_file is not set: nothing to '
-                                'seal with ("power keygen" makes a key pair)')
+        raise exception.SealError('[drs_power] seal_public_key_file is not set: nothing to '
+                                  'seal with ("power keygen" makes a key pair)')
     return sealer
 
 

@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from nova_drs import exception
 from nova_drs.cmd import sim_stats as stats_replay_cli
 from nova_drs.loadbalancer import catalog
 from nova_drs.sim import datacenter
@@ -224,10 +225,10 @@ def main(argv=None):
     try:
         _check_outputs(args)
         return run(args)
-    except stats_replay_cli.SetupError as exc:
+    except exception.SetupError as exc:
         sys.stderr.write('%s: %s\n' % (PROG, exc))
         return 1
-    except (traces.TraceError, engine.SimulationError, ValueError, OSError) as exc:
+    except (exception.TraceError, exception.SimulationError, ValueError, OSError) as exc:
         sys.stderr.write('%s: error: %s\n' % (PROG, exc))
         return 2
 

@@ -24,6 +24,7 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs import loadbalancer_plugins
 from nova_drs.conf import startup
 from nova_drs.daemon import planning
@@ -39,10 +40,6 @@ PROG = 'nova-drs-sim'
 
 
 MB = 1024 * 1024
-
-
-class SetupError(Exception):
-    """Configuration or database unusable: one line, exit 1."""
 
 
 def add_arguments(parser):
@@ -100,8 +97,8 @@ def _configure(args):
         startup.parse(conf, argv, PROG)
         startup.validate(conf)
         policy = loadbalancer_plugins.load_policy(conf)
-    except drs_conf.ConfigError as exc:
-        raise SetupError(exc) from None
+    except exception.ConfigError as exc:
+        raise exception.SetupError(exc) from None
     return conf, policy
 
 
@@ -114,23 +111,23 @@ def _dataset(args, conf):
         with database.reader() as session:
             session.execute(sa.text('SELECT 1'))
     except Exception as exc:
-        raise SetupError('DRS database %s: %s' % (api.masked(connection),
-                                                  api.reason(exc))) from None
+        raise exception.SetupError('DRS database %s: %s' % (api.masked(connection),
+                                                            api.reason(exc))) from None
     try:
         return stats_replay.load(database, args.since_time)
-    except stats_replay.NoData:
+    except exception.NoData:
         raise
     except Exception as exc:  # e.g. a database never synced to this schema
-        raise SetupError('DRS database %s: %s (nova-drs-manage db sync?)'
-                         % (api.masked(connection), api.reason(exc))) from None
+        raise exception.SetupError('DRS database %s: %s (nova-drs-manage db sync?)'
+                                   % (api.masked(connection), api.reason(exc))) from None
 
 
 def run(args, print_results):
     conf, daemon_policy = _configure(args)
     try:
         return _replay(args, conf, daemon_policy, print_results)
-    except stats_replay.NoData as exc:
-        raise SetupError(exc) from None
+    except exception.NoData as exc:
+        raise exception.SetupError(exc) from None
     finally:
         conf.reset()
 

@@ -27,9 +27,7 @@ can print it and exit 1 before it starts anything.
 import logging as std_logging
 import os
 
-from nova_drs import conf as drs_conf
-
-ConfigError = drs_conf.ConfigError
+from nova_drs import exception
 
 
 def _file_in_the_way(path):
@@ -44,14 +42,14 @@ def _usable_directory(path, label):
     """Create ``path`` if needed; ConfigError unless it is a writable directory."""
     blocker = _file_in_the_way(path)
     if blocker:
-        raise ConfigError('%s: %s is a file, not a directory' % (label, blocker))
+        raise exception.ConfigError('%s: %s is a file, not a directory' % (label, blocker))
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
-        raise ConfigError('%s: cannot create directory %s: %s'
-                          % (label, path, exc.strerror)) from None
+        raise exception.ConfigError('%s: cannot create directory %s: %s'
+                                    % (label, path, exc.strerror)) from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError('%s: directory %s is not writable' % (label, path))
+        raise exception.ConfigError('%s: directory %s is not writable' % (label, path))
 
 
 def check_paths(conf, lock_file=False):
@@ -78,7 +76,8 @@ def check_paths(conf, lock_file=False):
     path = os.path.abspath(url.database)
     _usable_directory(os.path.dirname(path), label)
     if os.path.isdir(path) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise ConfigError('%s: SQLite database %s is not a writable file' % (label, path))
+        raise exception.ConfigError('%s: SQLite database %s is not a writable file'
+                                    % (label, path))
 
 
 def probe_database(conf):
@@ -99,8 +98,8 @@ def probe_database(conf):
                                    mysql_sql_mode=group.mysql_sql_mode,
                                    sqlite_synchronous=group.sqlite_synchronous)
         database.engine  # noqa: B018  (connects)
-    except db_api.DatabaseError as exc:
-        raise ConfigError(str(exc)) from None
+    except exception.DatabaseError as exc:
+        raise exception.ConfigError(str(exc)) from None
     finally:
         engines_log.setLevel(level)
     database.dispose()
@@ -113,5 +112,5 @@ def check_plugins(conf):
     loadbalancer_plugins.check_names(conf)
     try:
         scalers.load(conf.drs_scale.scaler)
-    except scalers.ScalerError as exc:
-        raise ConfigError(str(exc)) from None
+    except exception.ScalerError as exc:
+        raise exception.ConfigError(str(exc)) from None

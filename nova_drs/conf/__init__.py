@@ -53,10 +53,6 @@ _MODULES = (
 )
 
 
-class ConfigError(Exception):
-    """A nova-drs option has a value that cannot be used; the message names it."""
-
-
 def register_opts(conf=CONF):
     for module in _MODULES:
         if hasattr(module, 'register_opts'):

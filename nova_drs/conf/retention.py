@@ -22,6 +22,8 @@ never holds a table lock for long.
 
 from oslo_config import cfg
 
+from nova_drs import exception
+
 HOUR = 3600
 
 retention_group = cfg.OptGroup(
@@ -79,15 +81,13 @@ retention_opts = [
 def check(conf):
     """Raise ConfigError when the migration history is shorter than a window read
     from it (the cooldown or the oscillation guard would forget moves)."""
-    from nova_drs import conf as drs_conf
-
     kept = conf.drs_retention.migrations * HOUR
     for label, seconds in (('[loadbalancer] migration_cooldown',
                             conf.loadbalancer.migration_cooldown),
                            ('[drs_oscillation] oscillation_window',
                             conf.drs_oscillation.oscillation_window)):
         if seconds >= kept:
-            raise drs_conf.ConfigError(
+            raise exception.ConfigError(
                 '[drs_retention] migrations (%d h) must exceed %s (%d s): the purge '
                 'would delete history it reads' % (conf.drs_retention.migrations,
                                                    label, seconds))

@@ -30,9 +30,8 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.conf import retention
-
-ConfigError = drs_conf.ConfigError
 
 # Third-party loggers that are chatty at INFO on every command start.
 QUIET_LOGGERS = ('alembic=WARN', 'stevedore=WARN', 'tooz=WARN', 'matplotlib=WARN',
@@ -47,25 +46,25 @@ def parse(conf, argv, prog):
     try:
         conf(argv, project='nova', prog=prog)
     except cfg.ConfigFilesNotFoundError as exc:
-        raise ConfigError('cannot read config file %s: not found or not readable'
-                          % ', '.join(exc.config_files)) from None
+        raise exception.ConfigError('cannot read config file %s: not found or not readable'
+                                    % ', '.join(exc.config_files)) from None
     except cfg.ConfigDirNotFoundError as exc:
-        raise ConfigError('config directory %s not found' % exc.config_dir) from None
+        raise exception.ConfigError('config directory %s not found' % exc.config_dir) from None
     except cfg.ConfigFileParseError as exc:
-        raise ConfigError('cannot parse config file %s: %s' % (
+        raise exception.ConfigError('cannot parse config file %s: %s' % (
             exc.config_file, re.sub(r'^at .*:(\d+), ', r'line \1: ', exc.msg))) from None
     except OSError as exc:
-        raise ConfigError('cannot read config file %s: %s'
-                          % (exc.filename, exc.strerror)) from None
+        raise exception.ConfigError('cannot read config file %s: %s'
+                                    % (exc.filename, exc.strerror)) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError('cannot read config file %s: not UTF-8 text (%s)'
-                          % (_undecodable(argv), exc.reason)) from None
+        raise exception.ConfigError('cannot read config file %s: not UTF-8 text (%s)'
+                                    % (_undecodable(argv), exc.reason)) from None
     except cfg.Error as exc:
-        raise ConfigError(_one_line(exc)) from None
+        raise exception.ConfigError(_one_line(exc)) from None
     directories = conf.config_dir or []
     for directory in [directories] if isinstance(directories, str) else directories:
         if not os.path.isdir(directory):
-            raise ConfigError('config directory %s is not a directory' % directory)
+            raise exception.ConfigError('config directory %s is not a directory' % directory)
 
 
 def _undecodable(argv):
@@ -110,17 +109,18 @@ def _read(conf, group, name):
     except cfg.NoSuchOptError as exc:
         # The option itself is registered: the missing one is a $reference.
         where = getattr(exc.group, 'name', exc.group)
-        raise ConfigError('invalid value for option %s: it refers to $%s, which is not '
-                          'an option%s' % (label, exc.opt_name,
+        raise exception.ConfigError('invalid value for option %s: it refers to $%s, which is not '
+                                    'an option%s' % (label, exc.opt_name,
                                            ' of [%s]' % where if where else '')) from None
     except (cfg.Error, ValueError) as exc:
-        raise ConfigError('invalid value for option %s: %s' % (label, _one_line(exc))) from None
+        raise exception.ConfigError('invalid value for option %s: %s'
+                                    % (label, _one_line(exc))) from None
     except RecursionError:
-        raise ConfigError('invalid value for option %s: its $references form a loop'
-                          % label) from None
+        raise exception.ConfigError('invalid value for option %s: its $references form a loop'
+                                    % label) from None
     if _non_finite(value):
-        raise ConfigError('invalid value for option %s: %s is not a finite number'
-                          % (label, value))
+        raise exception.ConfigError('invalid value for option %s: %s is not a finite number'
+                                    % (label, value))
     return value
 
 
@@ -143,10 +143,11 @@ def setup_logging(conf, prog):
     try:
         logging.setup(conf, prog)
     except logging.LogConfigError as exc:
-        raise ConfigError('[DEFAULT] log_config_append %s: %s'
-                          % (exc.log_config, _one_line(exc.err_msg))) from None
+        raise exception.ConfigError('[DEFAULT] log_config_append %s: %s'
+                                    % (exc.log_config, _one_line(exc.err_msg))) from None
     except OSError as exc:
-        raise ConfigError('cannot open log file %s: %s' % (exc.filename, exc.strerror)) from None
+        raise exception.ConfigError('cannot open log file %s: %s'
+                                    % (exc.filename, exc.strerror)) from None
 
 
 SIGNAL_LATENCY = 1  # seconds

@@ -25,6 +25,7 @@ import threading
 from oslo_log import log as logging
 
 from nova_drs import cluster_policy
+from nova_drs import exception
 from nova_drs import opt_out
 from nova_drs import rule_patterns
 from nova_drs.clients import nova_api
@@ -266,9 +267,9 @@ class Rules:
         for rule in rules:
             try:
                 if rule['type'] not in self.TYPES:
-                    raise rule_patterns.UnsafePattern('unknown rule type %r' % rule['type'])
+                    raise exception.UnsafePattern('unknown rule type %r' % rule['type'])
                 pattern = rule_patterns.compile_rule(rule['value'])
-            except rule_patterns.UnsafePattern as exc:
+            except exception.UnsafePattern as exc:
                 self._disable(rule, exc)
                 continue
             self._rules.append((rule['type'], pattern, rule))

@@ -61,15 +61,12 @@ import urllib.parse
 from oslo_log import log as logging
 from tooz import coordination as tooz_coordination
 
+from nova_drs import exception
 from nova_drs.daemon import coordination_backend as backend
 
 LOG = logging.getLogger(__name__)
 
 GROUP = 'nova-drs-loadbalancer'
-
-class NotLeader(backend.CoordinationError):
-    """A fence token was asked for while this daemon is not the leader."""
-
 
 class FenceToken(collections.namedtuple('FenceToken', 'member_id term')):
     """Identifies one leadership: who leads and how many times it has won.
@@ -105,7 +102,7 @@ class Coordinator:
         self.heartbeat_interval = options.heartbeat_interval
         self.leader_timeout = options.leader_timeout
         if self.heartbeat_interval * 2 > self.leader_timeout:
-            raise backend.CoordinationConfigError(
+            raise exception.CoordinationConfigError(
                 '[drs_coordination] heartbeat_interval (%s s) must be at most '
                 'half of [drs_coordination] leader_timeout (%s s), or the '
                 'leader lock expires between two heartbeats'
@@ -131,13 +128,13 @@ class Coordinator:
             self._backend = backend.BackendCaller('drs-coordination-backend')
             try:
                 self._connect()
-            except backend.CoordinationError:
+            except exception.CoordinationError:
                 self._backend.close()
                 self._backend = None
                 raise
             if self.scheme == backend.SINGLE_NODE_SCHEME and not self._try_to_lead():
                 self.stop()
-                raise backend.CoordinationError(
+                raise exception.CoordinationError(
                     'another nova-loadbalancer on this node holds the lock %s; '
                     'only one daemon may run without a coordination backend. '
                     'To run several daemons for high availability set %s to '
@@ -148,7 +145,7 @@ class Coordinator:
                     self._join_group()
                 except Exception as exc:
                     self.stop()
-                    raise backend.CoordinationError(
+                    raise exception.CoordinationError(
                         'cannot join group %s on %s: %s; check %s'
                         % (self.group, backend.redact(self.url), exc,
                            backend.URL_OPTION)) from None
@@ -239,8 +236,8 @@ class Coordinator:
         """FenceToken of the current leadership; NotLeader if there is none."""
         with self._mutex:
             if not self._leader:
-                raise NotLeader('%s is not the nova-loadbalancer leader'
-                                % self.member_id)
+                raise exception.NotLeader('%s is not the nova-loadbalancer leader'
+                                          % self.member_id)
             return FenceToken(self.member_id, self._term)
 
     def members(self):
@@ -274,7 +271,7 @@ class Coordinator:
                 self.url, self.member_id.encode(), **options)
             self._call(coordinator.start, deadline=self.leader_timeout)
         except Exception as exc:
-            raise backend.CoordinationError(
+            raise exception.CoordinationError(
                 'cannot use the coordination backend %s (%s): %s; check %s'
                 % (backend.redact(self.url), type(exc).__name__, exc,
                    backend.URL_OPTION)) from None

@@ -24,7 +24,7 @@ import queue
 import threading
 import urllib.parse
 
-from nova_drs.conf import ConfigError
+from nova_drs import exception
 
 URL_OPTION = '[drs_coordination] backend_url'
 
@@ -32,14 +32,6 @@ URL_OPTION = '[drs_coordination] backend_url'
 HA_SCHEMES = ('redis', 'zookeeper', 'kazoo', 'memcached', 'kubernetes')
 UNVERIFIABLE_SCHEMES = ('mysql', 'postgresql', 'etcd3+http', 'etcd3+https', 'ipc')
 SINGLE_NODE_SCHEME = 'file'
-
-
-class CoordinationError(Exception):
-    """The daemon cannot coordinate (backend unreachable, lock taken)."""
-
-
-class CoordinationConfigError(CoordinationError, ConfigError):
-    """A [drs_coordination] option cannot be used; the message names it."""
 
 
 class BackendCaller:
@@ -72,8 +64,8 @@ class BackendCaller:
             return future.result(deadline)
         except futures.TimeoutError:
             future.cancel()
-            raise CoordinationError('%s got no answer within %.1f s'
-                                    % (function.__name__, deadline)) from None
+            raise exception.CoordinationError('%s got no answer within %.1f s'
+                                              % (function.__name__, deadline)) from None
 
     def close(self):
         self._calls.put(None)
@@ -95,13 +87,13 @@ def backend_url(conf):
         return 'file://' + os.path.join(conf.drs.state_path, 'coordination')
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme in UNVERIFIABLE_SCHEMES:
-        raise CoordinationConfigError(
+        raise exception.CoordinationConfigError(
             '%s uses "%s://": its tooz lock cannot confirm that the leader '
             'still holds it, so two nova-loadbalancer daemons could act at '
             'once; use one of %s' % (
                 URL_OPTION, scheme, ', '.join(s + '://' for s in HA_SCHEMES)))
     if scheme not in HA_SCHEMES + (SINGLE_NODE_SCHEME,):
-        raise CoordinationConfigError(
+        raise exception.CoordinationConfigError(
             '%s = %s has an unknown scheme "%s"; use one of %s, or leave it '
             'empty for a single daemon' % (
                 URL_OPTION, redact(url), scheme,

@@ -40,6 +40,7 @@ import datetime
 
 from oslo_log import log as logging
 
+from nova_drs import exception
 from nova_drs import opt_out
 from nova_drs.clients import nova_api
 from nova_drs.db import hosts as drs_hosts
@@ -123,12 +124,12 @@ class EvacuationSteps:
         uuid = request['instance_uuid']
         try:
             server = self.nova.server(uuid)
-        except nova_api.NovaRequestFailed:
+        except exception.NovaRequestFailed:
             return True  # deleted meanwhile
         if server['status'] == 'VERIFY_RESIZE':
             try:
                 self.nova.confirm_resize(uuid)
-            except nova_api.NovaRequestFailed as exc:
+            except exception.NovaRequestFailed as exc:
                 LOG.warning('confirming the cold migration of %s failed: %s', uuid, exc)
                 return False
             return True
@@ -213,10 +214,10 @@ class EvacuationSteps:
         self._crash_point('%s:migration-recorded' % phase)
         try:
             self._ask_nova(uuid, kind, target)
-        except nova_api.NovaRequestFailed as exc:
+        except exception.NovaRequestFailed as exc:
             drs_migrations.finish(self.db, request_id, 'failed')
             return self._move_failed(record, uuid, 'nova refused to move %s: %s' % (uuid, exc))
-        except nova_api.NovaUnavailable as exc:
+        except exception.NovaUnavailable as exc:
             if exc.status is None:
                 # No answer: whether nova took the move is unknown; the open
                 # request makes the next cycle ask nova (_nova_outcome).
@@ -239,7 +240,7 @@ class EvacuationSteps:
             try:
                 move(uuid, target)
                 return
-            except nova_api.NovaRequestFailed as exc:
+            except exception.NovaRequestFailed as exc:
                 LOG.info('%s: nova refused the planned destination %s (%s); its '
                          'scheduler chooses', uuid, target, exc)
         move(uuid)
@@ -318,7 +319,7 @@ class EvacuationSteps:
                 uuid = migration['instance_uuid']
                 try:
                     self.nova.confirm_resize(uuid)
-                except nova_api.NovaRequestFailed as exc:
+                except exception.NovaRequestFailed as exc:
                     LOG.warning('%s: confirming the cold migration of %s failed: %s',
                                 host, uuid, exc)
                     continue
@@ -340,7 +341,7 @@ class EvacuationSteps:
         try:
             for migration in self.nova.server_migrations(server['id']):
                 self.nova.abort_live_migration(server['id'], migration['id'])
-        except nova_api.NovaRequestFailed as exc:
+        except exception.NovaRequestFailed as exc:
             LOG.warning('aborting the migration of %s failed: %s', server['id'], exc)
         drs_migrations.finish(self.db, request['id'], 'aborted')
 

@@ -32,6 +32,7 @@ import datetime
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_drs import exception
 from nova_drs.clients import nova_api
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import stats_history
@@ -123,7 +124,7 @@ class Inventory:
         try:
             servers = self.refresh_servers(set(services))
             inventories = self._refresh_inventories(hypervisors)
-        except nova_api.NovaUnavailable:
+        except exception.NovaUnavailable:
             self.invalidate()
             raise
         self._hosts = set(services)
@@ -209,9 +210,9 @@ class Inventory:
         """
         try:
             return self.nova.provider_inventory_body(provider_uuid)
-        except nova_api.NovaRequestFailed as exc:
+        except exception.NovaRequestFailed as exc:
             return exc
-        except nova_api.NovaUnavailable as exc:
+        except exception.NovaUnavailable as exc:
             if exc.status is None:
                 raise
             return exc
@@ -257,7 +258,7 @@ class Observer:
         self._now = clock
 
     def fetch(self, register_hosts=True):
-        """A Raw; raises nova_api.NovaUnavailable when a listing cannot be read
+        """A Raw; raises exception.NovaUnavailable when a listing cannot be read
         whole. What placement cannot tell about one host is in ``Raw.faulty``.
 
         ``register_hosts=False`` (dry run) keeps unknown hosts in memory

@@ -38,8 +38,8 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs import cluster_policy
+from nova_drs import exception
 from nova_drs import opt_out
-from nova_drs.clients import nova_api
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import evacuation
 from nova_drs.db import hosts as drs_hosts
@@ -251,7 +251,7 @@ class Orchestrator:
                 self.nova.live_migrate(action.instance, action.destination)
             else:
                 self.nova.cold_migrate(action.instance, action.destination)
-        except (nova_api.NovaRequestFailed, nova_api.NovaUnavailable) as exc:
+        except (exception.NovaRequestFailed, exception.NovaUnavailable) as exc:
             if exc.status is None:  # no answer: nova may have it; never sent again
                 self._interrupted(action, progress, 'no answer from nova', exc)
                 raise
@@ -298,7 +298,7 @@ class Orchestrator:
             if server['status'] == 'VERIFY_RESIZE' and request['kind'] == 'cold':
                 try:
                     self.nova.confirm_resize(request['instance_uuid'])
-                except nova_api.NovaRequestFailed as exc:
+                except exception.NovaRequestFailed as exc:
                     LOG.warning('confirming %s failed: %s', request['instance_uuid'], exc)
                     continue
                 lb_migrations.finish(self.db, request['id'], 'done')

@@ -36,6 +36,7 @@ term itself is compared for equality only.
 
 from oslo_log import log as logging
 
+from nova_drs import exception
 from nova_drs.clients import nova_api
 from nova_drs.db import hosts
 from nova_drs.db import lb_migrations
@@ -61,7 +62,7 @@ def reconcile(nova, database, token):
         try:
             outcome = (_migration(nova, action, claimed_at) if action.kind == 'migrate'
                        else _power(action, states))
-        except nova_api.NovaUnavailable as exc:
+        except exception.NovaUnavailable as exc:
             LOG.warning('plan %s: %s left started by a previous leader, nova cannot '
                         'say what became of it (%s); asked again next cycle',
                         plan_id, action, exc)
@@ -85,10 +86,10 @@ def _migration(nova, action, claimed_at):
     """(status, detail), or None to look again next cycle."""
     try:
         server = nova.server(action.instance)
-    except nova_api.NovaRequestFailed as exc:
+    except exception.NovaRequestFailed as exc:
         if exc.status == 404:
             return plan_progress.SKIPPED, 'the server no longer exists'
-        raise nova_api.NovaUnavailable(str(exc), exc.status) from None
+        raise exception.NovaUnavailable(str(exc), exc.status) from None
     host = server.get('OS-EXT-SRV-ATTR:host')
     if host == action.destination:
         return plan_progress.DONE, 'found on its destination after a change of leader'

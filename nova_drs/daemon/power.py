@@ -12,7 +12,7 @@
 
 """The daemon's bridge to the power drivers: a host record -> (driver, target)."""
 
-from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.power import base
 from nova_drs.power import loader
@@ -50,8 +50,8 @@ def check_keys(conf, database):
     """
     try:
         unsealer = sealing.unsealer_from_conf(conf)
-    except sealing.SealError as exc:
-        raise drs_conf.ConfigError(str(exc)) from None
+    except exception.SealError as exc:
+        raise exception.ConfigError(str(exc)) from None
     missing, hosts, after = set(), [], None
     while True:
         rows = drs_hosts.stored_power_options(database, after=after)
@@ -60,14 +60,14 @@ def check_keys(conf, database):
         for host, _, text in rows:
             try:
                 needed = sealing.sealed_key_ids(base.parse_options(text, host))
-            except base.PowerError:
+            except exception.PowerError:
                 continue  # the lifecycle reports unreadable options for that host
             if needed - set(unsealer.keys):
                 missing |= needed - set(unsealer.keys)
                 hosts.append(host)
         after = rows[-1][0]
     if missing:
-        raise drs_conf.ConfigError(
+        raise exception.ConfigError(
             'power secrets of %d host(s) (first: %s) are sealed for key(s) %s, not among '
             '[drs_power] unseal_private_key_files; give this daemon that private key'
             % (len(hosts), hosts[0], ', '.join(sorted(missing))))

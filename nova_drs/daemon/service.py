@@ -26,10 +26,9 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from nova_drs import cluster_policy
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import cloud_view
-from nova_drs.daemon import coordination
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import explain
 from nova_drs.daemon import history_purge
@@ -109,7 +108,7 @@ class LoadBalancer:
             return self.incarnation
         try:
             return '%s/%s' % (self.coordinator.fence_token(), self.incarnation)
-        except coordination.NotLeader:
+        except exception.NotLeader:
             return None
 
     def _rules(self):
@@ -149,7 +148,7 @@ class LoadBalancer:
                 raw = self.observer.reread_after_act(raw)
             raw.evacuation_targets = self.lifecycle.targets.pending()
             view = cloud_view.build_view(raw, rules, group.stats_max_age)
-        except nova_api.NovaUnavailable as exc:
+        except exception.NovaUnavailable as exc:
             # A listing that could not be read whole (one host's faults never
             # get here): re-list everything next cycle.
             self.observer.inventory.invalidate()
@@ -233,7 +232,7 @@ class LoadBalancer:
             host = record['host']
             try:
                 self.lifecycle.advance(record)
-            except (nova_api.NovaRequestFailed, nova_api.NovaUnavailable) as exc:
+            except (exception.NovaRequestFailed, exception.NovaUnavailable) as exc:
                 if exc.status is None:
                     raise
                 LOG.warning('%s: lifecycle step failed, host left out of this cycle: %s',

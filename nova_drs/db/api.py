@@ -20,11 +20,8 @@ from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 from sqlalchemy.engine import url as sa_url
 
+from nova_drs import exception
 from nova_drs.conf import database as database_conf
-
-
-class DatabaseError(Exception):
-    """The DRS database cannot be used; the message says why, without secrets."""
 
 
 def masked(connection):
@@ -60,8 +57,8 @@ class Database:
             url = sa_url.make_url(connection)
             url.get_dialect()
         except Exception as exc:
-            raise DatabaseError('invalid database URL %s: %s'
-                                % (masked(connection), reason(exc))) from None
+            raise exception.DatabaseError('invalid database URL %s: %s'
+                                          % (masked(connection), reason(exc))) from None
         if url.get_backend_name() == 'sqlite' and url.database:
             directory = os.path.dirname(os.path.abspath(url.database))
             os.makedirs(directory, exist_ok=True)
@@ -69,7 +66,7 @@ class Database:
             try:
                 sa_url.make_url(engine_options['slave_connection']).get_dialect()
             except Exception as exc:
-                raise DatabaseError('invalid [drs_database] slave_connection %s: %s' % (
+                raise exception.DatabaseError('invalid [drs_database] slave_connection %s: %s' % (
                     masked(engine_options['slave_connection']), reason(exc))) from None
         self.connection = connection
         self._context = enginefacade.transaction_context()
@@ -94,8 +91,8 @@ class Database:
         try:
             return self._context.writer.get_engine()
         except db_exc.DBError as exc:
-            raise DatabaseError('cannot connect to %s: %s'
-                                % (masked(self.connection), reason(exc))) from None
+            raise exception.DatabaseError('cannot connect to %s: %s'
+                                          % (masked(self.connection), reason(exc))) from None
 
     @contextlib.contextmanager
     def writer(self):

@@ -24,6 +24,7 @@ from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from nova_drs import exception
 from nova_drs.db import models
 from nova_drs.db import state_history
 
@@ -48,10 +49,6 @@ TRANSITIONS = {
     ENTERING_MAINTENANCE: {MAINTENANCE, ACTIVE, ERROR},
     MAINTENANCE: {ACTIVE},
 }
-
-
-class IllegalTransition(ValueError):
-    pass
 
 
 #: A record's fields ``as_dict`` shows (no power options: they may hold secrets).
@@ -220,8 +217,8 @@ def transition(database, host, from_states, to_state, reason):
         from_states = (from_states,)
     for state in from_states:
         if to_state not in TRANSITIONS.get(state, ()):
-            raise IllegalTransition('%s -> %s is not a legal transition'
-                                    % (state, to_state))
+            raise exception.IllegalTransition('%s -> %s is not a legal transition'
+                                              % (state, to_state))
     conditions = [TABLE.c.host == host, TABLE.c.suspend_state.in_(from_states)]
     if to_state == ACTIVE and SUSPENDING in from_states:
         # Once the power command left, a suspend can only end suspended or
@@ -358,7 +355,7 @@ def transition_at(database, host, state, version, to_state, reason, **fields):
     Returns the new state_version, or None when the host moved meanwhile.
     """
     if to_state not in TRANSITIONS.get(state, ()):
-        raise IllegalTransition('%s -> %s is not a legal transition' % (state, to_state))
+        raise exception.IllegalTransition('%s -> %s is not a legal transition' % (state, to_state))
     conditions = list(_still_at(host, state, version))
     if to_state == ACTIVE and state == SUSPENDING:
         conditions.append(TABLE.c.power_requested_at.is_(None))

@@ -19,6 +19,7 @@ from alembic import script as alembic_script
 from oslo_db import exception as db_exc
 import sqlalchemy.exc
 
+from nova_drs import exception
 from nova_drs.db import api
 
 
@@ -59,7 +60,7 @@ class _connect:
         try:
             self._connection = self._database.engine.connect()
         except (db_exc.DBError, sqlalchemy.exc.SQLAlchemyError) as exc:
-            raise api.DatabaseError('cannot connect to %s: %s' % (
+            raise exception.DatabaseError('cannot connect to %s: %s' % (
                 api.masked(self._database.connection), api.reason(exc))) from None
         return self._connection
 

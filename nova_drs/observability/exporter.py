@@ -26,23 +26,20 @@ import bcrypt
 from oslo_log import log as logging
 import prometheus_client
 
+from nova_drs import exception
+
 LOG = logging.getLogger(__name__)
-
-
-class ExporterConfigError(OSError):
-    """A [drs_metrics] setting the endpoint cannot serve with (an OSError, as a
-    port in use or an unreadable certificate: the commands report it in one line)."""
 
 
 def tls_context(group):
     """The server-side TLS context of ``[drs_metrics]``, or None (plain HTTP)."""
     if not (group.tls_cert_file or group.tls_key_file):
         if group.tls_client_ca_file:
-            raise ExporterConfigError('tls_client_ca_file needs '
-                                      'tls_cert_file and tls_key_file')
+            raise exception.ExporterConfigError('tls_client_ca_file needs '
+                                                'tls_cert_file and tls_key_file')
         return None
     if not (group.tls_cert_file and group.tls_key_file):
-        raise ExporterConfigError('tls_cert_file and tls_key_file go together')
+        raise exception.ExporterConfigError('tls_cert_file and tls_key_file go together')
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(group.tls_cert_file, group.tls_key_file)
@@ -70,13 +67,13 @@ class BasicAuth:
         if not (group.basic_auth_username or group.basic_auth_password_hash):
             return None
         if not (group.basic_auth_username and group.basic_auth_password_hash):
-            raise ExporterConfigError('basic_auth_username and '
-                                      'basic_auth_password_hash go together')
+            raise exception.ExporterConfigError('basic_auth_username and '
+                                                'basic_auth_password_hash go together')
         try:
             bcrypt.checkpw(b'', group.basic_auth_password_hash.encode())
         except ValueError:
-            raise ExporterConfigError('basic_auth_password_hash is not a '
-                                      'bcrypt hash') from None
+            raise exception.ExporterConfigError('basic_auth_password_hash is not a '
+                                                'bcrypt hash') from None
         return cls(group.basic_auth_username, group.basic_auth_password_hash)
 
     def allows(self, header):

@@ -33,6 +33,7 @@ import datetime
 from openstack import exceptions as sdk_exc
 from oslo_utils import timeutils
 
+from nova_drs import exception
 from nova_drs.clients import placement_usages
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import accounting
@@ -49,10 +50,6 @@ RESOURCE_NAMES = {'VCPU': 'vcpus', 'MEMORY_MB': 'memory_mb'}
 #: nova's ``initial_*_allocation_ratio`` defaults: what a compute node gets
 #: when neither nova.conf option is set.
 NOVA_INITIAL_RATIOS = {accounting.CPU_KEY: 4.0, accounting.RAM_KEY: 1.0}
-
-
-class PlacementError(Exception):
-    pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,8 +105,8 @@ def _inventories(placement, rp_uuid):
     try:
         found = list(placement.resource_provider_inventories(rp_uuid))
     except sdk_exc.SDKException as exc:
-        raise PlacementError('cannot read inventories of resource provider %s: %s'
-                             % (rp_uuid, exc)) from None
+        raise exception.PlacementError('cannot read inventories of resource provider %s: %s'
+                                       % (rp_uuid, exc)) from None
     body = {'inventories': {}, 'resource_provider_generation': None}
     for inventory in found:
         body['resource_provider_generation'] = inventory.resource_provider_generation
@@ -132,10 +129,10 @@ def _set_ratio(placement, rp_uuid, resource_class, ratio, body=None):
         except sdk_exc.ConflictException:
             body = None
         except sdk_exc.SDKException as exc:
-            raise PlacementError('cannot set %s allocation_ratio of resource provider %s: %s'
-                                 % (resource_class, rp_uuid, exc)) from None
-    raise PlacementError('resource provider %s kept changing (generation conflict %d '
-                         'times); run the sync again' % (rp_uuid, MAX_CONFLICT_RETRIES))
+            raise exception.PlacementError('cannot set %s allocation_ratio of resource provider '
+                                           '%s: %s' % (resource_class, rp_uuid, exc)) from None
+    raise exception.PlacementError('resource provider %s kept changing (generation conflict %d '
+                                   'times); run the sync again' % (rp_uuid, MAX_CONFLICT_RETRIES))
 
 
 def sync(placement, database, aggregates, nodes_by_host, only_aggregate=None,

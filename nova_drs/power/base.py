@@ -39,6 +39,8 @@ import math
 
 import jsonschema
 
+from nova_drs import exception
+
 MODE_S3 = 's3'
 MODE_OFF = 'off'
 MODES = (MODE_S3, MODE_OFF)
@@ -53,10 +55,6 @@ REDACTED = '***'
 
 _SECRET_WORDS = ('password', 'passwd', 'passphrase', 'secret', 'token', 'private_key')
 _SECRET_NAMES = ('kg',)
-
-
-class PowerError(Exception):
-    """A power action or setting failed; the message never holds a secret."""
 
 
 def _looks_secret(key):
@@ -192,12 +190,12 @@ def validate_options(options, schema):
     so a wrongly typed password is not echoed back.
     """
     if not isinstance(options, dict):
-        raise PowerError('power options must be a JSON object')
+        raise exception.PowerError('power options must be a JSON object')
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(options),
                     key=lambda error: list(map(str, error.absolute_path)))
     if errors:
-        raise PowerError('invalid power options: %s'
-                         % '; '.join(_describe_schema_error(error) for error in errors))
+        raise exception.PowerError('invalid power options: %s'
+                                   % '; '.join(_describe_schema_error(error) for error in errors))
 
 
 def parse_options(raw, host):
@@ -210,9 +208,9 @@ def parse_options(raw, host):
         options = json.loads(raw)
     except (TypeError, ValueError):
         # The text may hold a password: do not quote it.
-        raise PowerError('power options of host %s are not valid JSON' % host) from None
+        raise exception.PowerError('power options of host %s are not valid JSON' % host) from None
     if not isinstance(options, dict):
-        raise PowerError('power options of host %s must be a JSON object' % host)
+        raise exception.PowerError('power options of host %s must be a JSON object' % host)
     return options
 
 
@@ -232,8 +230,8 @@ class PowerTarget:
 
     def __post_init__(self):
         if self.mode not in MODES:
-            raise PowerError('power mode of host %s must be one of %s, not %r'
-                             % (self.name, ', '.join(MODES), self.mode))
+            raise exception.PowerError('power mode of host %s must be one of %s, not %r'
+                                       % (self.name, ', '.join(MODES), self.mode))
 
     @classmethod
     def from_host(cls, row):
@@ -273,8 +271,8 @@ class PowerDriver(abc.ABC):
     def check(cls, mode, options):
         """Raise PowerError unless ``mode`` and ``options`` suit this driver."""
         if mode not in cls.MODES:
-            raise PowerError('power driver %s cannot suspend in mode %r (supports: %s)'
-                             % (cls.NAME, mode, ', '.join(cls.MODES)))
+            raise exception.PowerError('power driver %s cannot suspend in mode %r (supports: %s)'
+                                       % (cls.NAME, mode, ', '.join(cls.MODES)))
         validate_options(options, cls.OPTIONS)
 
     @classmethod
@@ -319,8 +317,8 @@ class PowerDriver(abc.ABC):
             self.check(target.mode, target.options)
             state = self._status(target)
         if state not in STATUSES:
-            raise PowerError('status of host %s via %s: driver returned %r'
-                             % (target.name, self.NAME, state))
+            raise exception.PowerError('status of host %s via %s: driver returned %r'
+                                       % (target.name, self.NAME, state))
         return state
 
     def power_watts(self, target):
@@ -331,8 +329,8 @@ class PowerDriver(abc.ABC):
         if watts is None:
             return None
         if isinstance(watts, bool) or not isinstance(watts, (int, float)) or watts < 0:
-            raise PowerError('power reading of host %s via %s: BMC reported %r watts'
-                             % (target.name, self.NAME, watts))
+            raise exception.PowerError('power reading of host %s via %s: BMC reported %r watts'
+                                       % (target.name, self.NAME, watts))
         return float(watts)
 
     @contextlib.contextmanager
@@ -342,9 +340,9 @@ class PowerDriver(abc.ABC):
         except Exception as exc:
             secrets = self.secret_values(target.options)
             detail = str(exc) or type(exc).__name__
-            raise PowerError(scrub('%s of host %s via %s failed: %s'
-                                   % (action, target.name, self.NAME, detail),
-                                   secrets)) from None
+            raise exception.PowerError(scrub('%s of host %s via %s failed: %s'
+                                             % (action, target.name, self.NAME, detail),
+                                             secrets)) from None
 
     def option(self, target, name, default=None):
         """The host's option ``name``, else ``default``."""

@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 
+from nova_drs import exception
 from nova_drs.power import base
 
 
@@ -64,15 +65,15 @@ class IpmiDriver(base.PowerDriver):
             child = subprocess.run([sys.executable, '-m', __name__], input=json.dumps(request),
                                    capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise base.PowerError('%s: no result within %s s' % (where, timeout)) from None
+            raise exception.PowerError('%s: no result within %s s' % (where, timeout)) from None
         try:
             answer = json.loads(child.stdout)
         except ValueError:
-            raise base.PowerError('%s: pyghmi worker exited with status %s: %s'
-                                  % (where, child.returncode,
-                                     child.stderr.strip()[-500:])) from None
+            raise exception.PowerError('%s: pyghmi worker exited with status %s: %s'
+                                       % (where, child.returncode,
+                                          child.stderr.strip()[-500:])) from None
         if 'error' in answer:
-            raise base.PowerError('%s: %s' % (where, answer['error']))
+            raise exception.PowerError('%s: %s' % (where, answer['error']))
         return answer['watts'] if action == 'watts' else answer['powerstate']
 
     def _suspend(self, target):

@@ -21,6 +21,7 @@ import importlib.metadata
 from stevedore import driver as stevedore_driver
 from stevedore import exception as stevedore_exception
 
+from nova_drs import exception
 from nova_drs.power import base
 
 NAMESPACE = 'nova_drs.power_drivers'
@@ -33,22 +34,22 @@ def names():
 
 
 def _raise_load_failure(manager, entry_point, exc):
-    raise base.PowerError('power driver %r failed to load: %s'
-                          % (entry_point.name, exc)) from None
+    raise exception.PowerError('power driver %r failed to load: %s'
+                               % (entry_point.name, exc)) from None
 
 
 def driver_class(name):
     """The driver class called ``name``; PowerError naming the choices if none."""
     if not name:
-        raise base.PowerError('no power driver is set (available: %s)'
-                              % ', '.join(names()))
+        raise exception.PowerError('no power driver is set (available: %s)'
+                                   % ', '.join(names()))
     try:
         manager = stevedore_driver.DriverManager(
             NAMESPACE, name, invoke_on_load=False,
             on_load_failure_callback=_raise_load_failure)
     except stevedore_exception.NoMatches:
-        raise base.PowerError('unknown power driver %r (available: %s)'
-                              % (str(name)[:64], ', '.join(names()))) from None
+        raise exception.PowerError('unknown power driver %r (available: %s)'
+                                   % (str(name)[:64], ', '.join(names()))) from None
     return manager.driver
 
 
@@ -59,7 +60,7 @@ def measuring():
         try:
             if driver_class(name).MEASURES:
                 found.append(name)
-        except base.PowerError:
+        except exception.PowerError:
             continue  # a broken plugin measures nothing; the lifecycle reports it
     return found
 
@@ -81,5 +82,5 @@ def redact(options, name=None):
     """``options`` with secrets hidden, using driver ``name``'s schema if known."""
     try:
         return driver_class(name).redact(options) if name else base.redact(options)
-    except base.PowerError:
+    except exception.PowerError:
         return base.redact(options)

@@ -31,6 +31,7 @@ import os
 
 from oslo_log import log as logging
 
+from nova_drs import exception
 from nova_drs.power import base
 
 LOG = logging.getLogger(__name__)
@@ -39,10 +40,6 @@ LOG = logging.getLogger(__name__)
 #: as a boolean rather than as a file name.
 TRUE_WORDS = ('true', 'yes', '1')
 FALSE_WORDS = ('false', 'no', '0')
-
-
-class PathError(base.PowerError):
-    """A power option names a file outside ``[drs_power] files_dir``."""
 
 
 def files_dir(conf):
@@ -65,15 +62,15 @@ def confine(conf, value, option):
     root = files_dir(conf)
     name = str(value)
     if not name.strip() or '\0' in name:
-        raise PathError('power option %s must name a file in [drs_power] files_dir %s'
-                        % (option, root))
+        raise exception.PathError('power option %s must name a file in [drs_power] files_dir %s'
+                                  % (option, root))
     if '..' in name.replace('\\', '/').split('/'):
-        raise PathError('power option %s=%s: ".." is not allowed; name a file in '
-                        '[drs_power] files_dir %s' % (option, name, root))
+        raise exception.PathError('power option %s=%s: ".." is not allowed; name a file in '
+                                  '[drs_power] files_dir %s' % (option, name, root))
     resolved = os.path.realpath(os.path.join(root, name))
     if os.path.commonpath([root, resolved]) != root or resolved == root:
-        raise PathError('power option %s=%s resolves to %s, outside [drs_power] '
-                        'files_dir %s' % (option, name, resolved, root))
+        raise exception.PathError('power option %s=%s resolves to %s, outside [drs_power] '
+                                  'files_dir %s' % (option, name, resolved, root))
     return resolved
 
 
@@ -107,6 +104,6 @@ def checked_path(conf, value, option, host):
     naming the host."""
     try:
         return confine(conf, value, option)
-    except PathError as exc:
+    except exception.PathError as exc:
         LOG.warning('Refusing a power option of host %s: %s', host, exc)
         raise

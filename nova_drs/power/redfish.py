@@ -19,6 +19,7 @@ import sushy
 import sushy.auth
 import sushy.connector
 
+from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import paths
 
@@ -102,8 +103,8 @@ class RedfishDriver(base.PowerDriver):
     def check(cls, mode, options):
         super().check(mode, options)
         if urllib.parse.urlsplit(options['url']).password is not None:
-            raise base.PowerError('redfish url must not contain credentials; '
-                                  'use the username and password options')
+            raise exception.PowerError('redfish url must not contain credentials; '
+                                       'use the username and password options')
 
     def _system(self, target):
         defaults = self.conf.drs_power
@@ -140,7 +141,7 @@ class RedfishDriver(base.PowerDriver):
         advertised = self._advertised(system)
         if target.mode == base.MODE_S3:
             if advertised is None or 'Suspend' not in advertised:
-                raise base.PowerError('the BMC does not offer Suspend; set power mode off')
+                raise exception.PowerError('the BMC does not offer Suspend; set power mode off')
             system.reset_system(sushy.ResetType.SUSPEND)
             return
         if system.power_state == sushy.PowerState.OFF:
@@ -154,8 +155,8 @@ class RedfishDriver(base.PowerDriver):
                 if not force_off:
                     raise
         elif not force_off:
-            raise base.PowerError('the BMC does not offer GracefulShutdown and '
-                                  'force_off_fallback is not set')
+            raise exception.PowerError('the BMC does not offer GracefulShutdown and '
+                                       'force_off_fallback is not set')
         system.reset_system(sushy.ResetType.FORCE_OFF)
 
     def _wake(self, target):

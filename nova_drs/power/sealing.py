@@ -48,6 +48,7 @@ from cryptography import exceptions as crypto_exc
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import x25519
 
+from nova_drs import exception
 from nova_drs.power import base
 
 try:
@@ -58,10 +59,6 @@ except ImportError:     # cryptography < 50, as 2025.2's and 2026.1's constraint
 PREFIX = 'drs-sealed:v1:'
 _SUITE = hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)
 _RAW = (serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-
-
-class SealError(base.PowerError):
-    """A key file or a sealed value cannot be used; the message is one line, no secret."""
 
 
 def is_sealed(value):
@@ -88,8 +85,8 @@ def _read(path, what, option):
         with open(path, 'rb') as key_file:
             return key_file.read()
     except OSError as exc:
-        raise SealError('[drs_power] %s: cannot read %s %s: %s'
-                        % (option, what, path, exc.strerror or exc)) from None
+        raise exception.SealError('[drs_power] %s: cannot read %s %s: %s'
+                                  % (option, what, path, exc.strerror or exc)) from None
 
 
 class Sealer:
@@ -107,8 +104,9 @@ class Sealer:
         except ValueError:
             key = None
         if not isinstance(key, x25519.X25519PublicKey):
-            raise SealError('[drs_power] %s: %s is not an X25519 public key in PEM '
-                            '(make one with "nova-drs-manage power keygen")' % (option, path))
+            raise exception.SealError('[drs_power] %s: %s is not an X25519 public key in PEM '
+                                      '(make one with "nova-drs-manage power keygen")'
+                                      % (option, path))
         return cls(key)
 
     def seal(self, value, host, path, plain):
@@ -132,15 +130,16 @@ class Unsealer:
             data = _read(path, 'private key', option)
             mode = os.stat(path).st_mode
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise SealError('[drs_power] %s: %s is readable by group or others '
-                                '(mode %04o); chmod 600 it' % (option, path, mode & 0o777))
+                raise exception.SealError('[drs_power] %s: %s is readable by group or others '
+                                          '(mode %04o); chmod 600 it'
+                                          % (option, path, mode & 0o777))
             try:
                 key = serialization.load_pem_private_key(data, password=None)
             except (ValueError, TypeError):
                 key = None
             if not isinstance(key, x25519.X25519PrivateKey):
-                raise SealError('[drs_power] %s: %s is not an unencrypted X25519 private '
-                                'key in PEM' % (option, path))
+                raise exception.SealError('[drs_power] %s: %s is not an unencrypted X25519 '
+                                          'private key in PEM' % (option, path))
             keys.append(key)
         return cls(keys)
 
@@ -149,15 +148,16 @@ class Unsealer:
         key = self.keys.get(kid)
         where = 'power option %r of host %s' % (path, host)
         if key is None:
-            raise SealError('%s is sealed for key %s, which is not among [drs_power] '
-                            'unseal_private_key_files (%s)'
-                            % (where, kid, ', '.join(sorted(self.keys)) or 'none set'))
+            raise exception.SealError('%s is sealed for key %s, which is not among [drs_power] '
+                                      'unseal_private_key_files (%s)'
+                                      % (where, kid, ', '.join(sorted(self.keys)) or 'none set'))
         try:
             sealed = base64.urlsafe_b64decode(token[len(PREFIX) + len(kid) + 1:])
             return json.loads(_SUITE.decrypt(sealed, key, info=_context(host, path, plain)))
         except (crypto_exc.InvalidTag, ValueError, TypeError):
-            raise SealError('%s does not unseal with key %s: tampered with, or sealed for '
-                            'another host or other options; set it again' % (where, kid)) from None
+            raise exception.SealError('%s does not unseal with key %s: tampered with, or sealed '
+                                      'for another host or other options; set it again'
+                                      % (where, kid)) from None
 
 
 def _levels(options, schema, path='', everywhere=False):
@@ -196,10 +196,10 @@ def seal_options(options, schema, host, sealer):
             if not secret(key, value) or is_sealed(value):
                 continue
             if sealer is None:
-                raise SealError('power option %r is secret and no [drs_power] '
-                                'seal_public_key_file is set here to seal it with '
-                                '("nova-drs-manage power keygen" makes a key pair)'
-                                % _dotted(path, key))
+                raise exception.SealError('power option %r is secret and no [drs_power] '
+                                          'seal_public_key_file is set here to seal it with '
+                                          '("nova-drs-manage power keygen" makes a key pair)'
+                                          % _dotted(path, key))
             level[key] = sealer.seal(value, host, _dotted(path, key), plain)
     return sealed
 
@@ -253,7 +253,7 @@ def generate_key_pair(private_path, public_path):
                                                serialization.PublicFormat.SubjectPublicKeyInfo)
     for path in (private_path, public_path):
         if os.path.exists(path):
-            raise SealError('%s already exists; not overwriting a key' % path)
+            raise exception.SealError('%s already exists; not overwriting a key' % path)
     descriptor = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, 'wb') as private_file:
         private_file.write(private_pem)

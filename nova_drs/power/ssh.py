@@ -17,6 +17,7 @@ import os
 from oslo_log import log as logging
 import paramiko
 
+from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import paths
 
@@ -87,14 +88,15 @@ class SshDriver(base.PowerDriver):
         policy = self.option(target, 'host_key_policy', 'reject')
         key_file = self._file(target, 'private_key_file', defaults.ssh_private_key_file)
         if not key_file:
-            raise base.PowerError('no private key: set private_key_file or '
-                                  '[drs_power] ssh_private_key_file')
+            raise exception.PowerError('no private key: set private_key_file or '
+                                       '[drs_power] ssh_private_key_file')
         passphrase = target.options.get('passphrase')
         try:
             # Positional: paramiko 5 names it password, 3.5/4.0 (2025.2, 2026.1) passphrase.
             key = paramiko.PKey.from_path(key_file, passphrase.encode() if passphrase else None)
         except (OSError, paramiko.SSHException, ValueError) as exc:
-            raise base.PowerError('cannot load private key %s: %s' % (key_file, exc)) from None
+            raise exception.PowerError('cannot load private key %s: %s'
+                                       % (key_file, exc)) from None
         client = paramiko.SSHClient()
         if policy == 'auto_add':
             if not os.path.exists(known_hosts):
@@ -118,15 +120,15 @@ class SshDriver(base.PowerDriver):
                            allow_agent=False, look_for_keys=False)
         except paramiko.BadHostKeyException:
             client.close()
-            raise base.PowerError('host key of %s:%s does not match known_hosts'
-                                  % (address, port)) from None
+            raise exception.PowerError('host key of %s:%s does not match known_hosts'
+                                       % (address, port)) from None
         except paramiko.AuthenticationException:
             client.close()
-            raise base.PowerError('key authentication as %s on %s:%s failed'
-                                  % (target.options['username'], address, port)) from None
+            raise exception.PowerError('key authentication as %s on %s:%s failed'
+                                       % (target.options['username'], address, port)) from None
         except paramiko.SSHException as exc:
             client.close()
-            raise base.PowerError('ssh to %s:%s: %s' % (address, port, exc)) from None
+            raise exception.PowerError('ssh to %s:%s: %s' % (address, port, exc)) from None
         return client
 
     def _run(self, client, command):
@@ -148,12 +150,12 @@ class SshDriver(base.PowerDriver):
             LOG.warning('Suspend command on host %s still running after %s s; '
                         'counting it as issued', target.name, self.conf.drs_power.timeout)
         elif status != 0:
-            raise base.PowerError('suspend command exited with status %s: %s'
-                                  % (status, error.strip()[-500:]))
+            raise exception.PowerError('suspend command exited with status %s: %s'
+                                       % (status, error.strip()[-500:]))
 
     def _wake(self, target):
-        raise base.PowerError('ssh cannot wake a host (a suspended host runs no ssh '
-                              'server); use the wol driver with suspend_via ssh')
+        raise exception.PowerError('ssh cannot wake a host (a suspended host runs no ssh '
+                                   'server); use the wol driver with suspend_via ssh')
 
     def _status(self, target):
         try:

@@ -16,6 +16,7 @@ import re
 
 import wakeonlan
 
+from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import loader
 
@@ -25,8 +26,8 @@ _MAC = re.compile(r'^[0-9a-fA-F]{2}([:-]?)(?:[0-9a-fA-F]{2}\1){4}[0-9a-fA-F]{2}$
 def normalise_mac(mac, host):
     """``mac`` as ``aa:bb:cc:dd:ee:ff``; PowerError if it is not a MAC."""
     if not isinstance(mac, str) or not _MAC.match(mac.strip()):
-        raise base.PowerError('host %s has no valid MAC address to wake (mac_to_wake=%r)'
-                              % (host, mac))
+        raise exception.PowerError('host %s has no valid MAC address to wake (mac_to_wake=%r)'
+                                   % (host, mac))
     digits = re.sub('[^0-9a-fA-F]', '', mac).lower()
     return ':'.join(digits[i:i + 2] for i in range(0, 12, 2))
 
@@ -70,7 +71,7 @@ class WakeOnLanDriver(base.PowerDriver):
         if name is None:
             return None
         if name == cls.NAME:
-            raise base.PowerError('suspend_via cannot be wol: a magic packet cannot suspend')
+            raise exception.PowerError('suspend_via cannot be wol: a magic packet cannot suspend')
         return loader.driver_class(name)
 
     @classmethod
@@ -87,7 +88,7 @@ class WakeOnLanDriver(base.PowerDriver):
         try:
             suspend_class = (cls._suspend_driver_class(options)
                              if isinstance(options, dict) else None)
-        except base.PowerError:
+        except exception.PowerError:
             suspend_class = None
         if suspend_class is None:
             return cls.OPTIONS
@@ -111,8 +112,8 @@ class WakeOnLanDriver(base.PowerDriver):
     def _suspend(self, target):
         driver, inner = self._suspend_target(target)
         if driver is None:
-            raise base.PowerError('wol can only wake; set suspend_via (ssh, ipmi or '
-                                  'redfish) to suspend this host')
+            raise exception.PowerError('wol can only wake; set suspend_via (ssh, ipmi or '
+                                       'redfish) to suspend this host')
         driver.suspend(inner)
 
     def _wake(self, target):

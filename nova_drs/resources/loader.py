@@ -16,14 +16,12 @@ from oslo_log import log as logging
 from oslo_utils import importutils
 from stevedore import extension
 
+from nova_drs import exception
+
 LOG = logging.getLogger(__name__)
 
 COMPUTE_NAMESPACE = 'nova_drs.compute.resources'
 CONSUMER_NAMESPACE = 'nova_drs.scheduler.consumers'
-
-
-class PluginLoadError(Exception):
-    """A configured plugin does not exist or cannot be created."""
 
 
 def load(namespace, names, base_class):
@@ -43,19 +41,20 @@ def load(namespace, names, base_class):
             try:
                 plugin_class = importutils.import_class('%s.%s' % (module, cls))
             except (ImportError, ValueError, AttributeError) as exc:
-                raise PluginLoadError('cannot import plugin %s: %s' % (name, exc)) from None
+                raise exception.PluginLoadError('cannot import plugin %s: %s'
+                                                % (name, exc)) from None
         elif name in entry_points:
             plugin_class = entry_points[name].plugin
         else:
-            raise PluginLoadError('unknown plugin %r: not an entry point of %s (known: %s)'
-                                  % (name, namespace, ', '.join(sorted(entry_points)) or
-                                     'none'))
+            raise exception.PluginLoadError(
+                'unknown plugin %r: not an entry point of %s (known: %s)'
+                % (name, namespace, ', '.join(sorted(entry_points)) or 'none'))
         if not (isinstance(plugin_class, type) and issubclass(plugin_class, base_class)):
-            raise PluginLoadError('plugin %s is not a %s' % (name, base_class.__name__))
+            raise exception.PluginLoadError('plugin %s is not a %s' % (name, base_class.__name__))
         try:
             plugin = plugin_class()
         except Exception as exc:
-            raise PluginLoadError('cannot create plugin %s: %s' % (name, exc)) from None
+            raise exception.PluginLoadError('cannot create plugin %s: %s' % (name, exc)) from None
         plugin.name = name
         plugins.append(plugin)
     LOG.info('Loaded %s plugins: %s', namespace, ', '.join(names))

@@ -35,6 +35,7 @@ from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.resources import base
 from nova_drs.resources import guard
 from nova_drs.resources import loader
@@ -83,7 +84,7 @@ class DrsMonitor(virt_driver.Monitor):
             return loader.load(loader.COMPUTE_NAMESPACE,
                                self._conf.drs_resources.compute_resources,
                                base.ComputeResourcePlugin)
-        except loader.PluginLoadError as exc:
+        except exception.PluginLoadError as exc:
             LOG.error('[drs_resources] compute_resources: %s; nova-drs resource '
                       'plugins are disabled on this host', exc)
             return []

@@ -16,6 +16,7 @@ from nova.scheduler import filters
 from oslo_log import log as logging
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.resources import base
 from nova_drs.resources import guard
 from nova_drs.resources import loader
@@ -47,7 +48,7 @@ class ResourceConsumersFilter(filters.BaseHostFilter):
             self.consumers = loader.load(loader.CONSUMER_NAMESPACE,
                                          conf.drs_resources.scheduler_consumers,
                                          base.SchedulerConsumerPlugin)
-        except loader.PluginLoadError as exc:
+        except exception.PluginLoadError as exc:
             LOG.error('[drs_resources] scheduler_consumers: %s; nova-drs consumer '
                       'plugins are disabled', exc)
             self.consumers = []

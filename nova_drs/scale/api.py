@@ -12,8 +12,8 @@
 
 """The ``scale_server`` action's checks, run inside nova-api with the caller's context.
 
-Everything a caller can get wrong is answered at once: ``NotFound`` or
-``Refused``, which the API handler turns into 404 / 409; the daemon
+Everything a caller can get wrong is answered at once: ``ScaleNotFound`` or
+``ScaleRefused``, which the API handler turns into 404 / 409; the daemon
 re-checks when it starts, as things may change in between.
 """
 
@@ -22,6 +22,7 @@ from nova import exception as nova_exception
 from nova import objects
 from nova.compute import api as compute_api
 
+from nova_drs import exception
 from nova_drs.db import requests as db_requests
 from nova_drs.scale import allocation
 from nova_drs.scale import executor
@@ -31,20 +32,12 @@ SCALABLE_KEY = 'dynamically_scalable'
 IMAGE_PREFIX = 'image_'
 
 
-class NotFound(Exception):
-    """The server, flavor or scale request does not exist."""
-
-
-class Refused(Exception):
-    """The request conflicts with the server's or the cloud's state."""
-
-
 def _instance(context, server_id):
     try:
         return compute_api.API().get(context, server_id,
                                      expected_attrs=['flavor', 'metadata', 'system_metadata'])
     except nova_exception.InstanceNotFound:
-        raise NotFound('server %s not found' % server_id) from None
+        raise exception.ScaleNotFound('server %s not found' % server_id) from None
 
 
 def _flavor(context, flavor_ref):
@@ -55,7 +48,7 @@ def _flavor(context, flavor_ref):
     try:
         return objects.Flavor.get_by_name(context, flavor_ref)
     except nova_exception.FlavorNotFound:
-        raise NotFound('flavor %s not found (by id or name)' % flavor_ref) from None
+        raise exception.ScaleNotFound('flavor %s not found (by id or name)' % flavor_ref) from None
 
 
 def is_scalable(instance):
@@ -67,29 +60,30 @@ def is_scalable(instance):
 
 
 def check(context, conf, server_id, flavor_ref):
-    """(instance, flavor) when the request is acceptable; raises NotFound or Refused otherwise."""
+    """(instance, flavor) when the request is acceptable; else ScaleNotFound or ScaleRefused."""
     instance = _instance(context, server_id)
     flavor = _flavor(context, flavor_ref)
     if not conf.drs_scale.enabled:
-        raise Refused('server scaling is disabled ([drs_scale] enabled = false)')
+        raise exception.ScaleRefused('server scaling is disabled ([drs_scale] enabled = false)')
     if instance.vm_state != 'active' or instance.task_state is not None:
-        raise Refused('server %s is %s (task %s); only an ACTIVE server can be scaled'
-                              % (server_id, instance.vm_state, instance.task_state))
+        raise exception.ScaleRefused('server %s is %s (task %s); only an ACTIVE server can be '
+                                     'scaled'
+                                     % (server_id, instance.vm_state, instance.task_state))
     if not is_scalable(instance):
-        raise Refused('server %s is not flagged dynamically scalable (server '
-                              'metadata or image property %s=true)'
-                              % (server_id, SCALABLE_KEY))
+        raise exception.ScaleRefused('server %s is not flagged dynamically scalable (server '
+                                     'metadata or image property %s=true)'
+                                     % (server_id, SCALABLE_KEY))
     aggregates = [{'id': a.id, 'hosts': a.hosts or [], 'metadata': a.metadata or {}}
                   for a in objects.AggregateList.get_by_host(context, instance.host)]
     if executor.scale_cluster(aggregates, instance.host) is None:
-        raise Refused('server scaling is disabled for host %s: no aggregate of it '
-                              'has %s=true' % (instance.host, executor.ENABLED_KEY))
+        raise exception.ScaleRefused('server scaling is disabled for host %s: no aggregate of '
+                                     'it has %s=true' % (instance.host, executor.ENABLED_KEY))
     old = allocation.Flavor(instance.flavor.vcpus, instance.flavor.memory_mb,
                             instance.flavor.name)
     new = allocation.Flavor(flavor.vcpus, flavor.memory_mb, flavor.name)
     problem = allocation.request_problem(old, new, conf.drs_scale.allow_scale_down)
     if problem:
-        raise Refused(problem)
+        raise exception.ScaleRefused(problem)
     return instance, flavor
 
 
@@ -100,6 +94,6 @@ def scale_server(context, database, conf, server_id, flavor_ref, requested_by):
                 'same_host_allowed': nova_conf.CONF.allow_resize_to_same_host}
     request, created = db_requests.add_scale(database, instance.uuid, requested_by, progress)
     if not created:
-        raise Refused('server %s is already being scaled (request %d, %s)'
-                              % (instance.uuid, request['id'], request['status']))
+        raise exception.ScaleRefused('server %s is already being scaled (request %d, %s)'
+                                     % (instance.uuid, request['id'], request['status']))
     return request

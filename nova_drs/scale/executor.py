@@ -31,7 +31,7 @@ import time
 from oslo_log import log as logging
 
 from nova_drs import aggregate_keys
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.db import requests as db_requests
 from nova_drs.overcommit import accounting
@@ -112,7 +112,7 @@ def _start(nova, database, request, progress, conf):
     server_id = request['server']
     try:
         server = nova.server(server_id)
-    except nova_api.NovaRequestFailed:
+    except exception.NovaRequestFailed:
         return _fail(database, request, progress, 'server %s no longer exists' % server_id)
     if not conf.drs_scale.enabled:
         return _fail(database, request, progress, '[drs_scale] enabled is false')
@@ -159,7 +159,7 @@ def _resize(nova, database, request, progress, conf):
     try:
         scalers.load(conf.drs_scale.scaler).start(nova, request['server'],
                                                   progress['flavor_id'])
-    except (nova_api.NovaRequestFailed, nova_api.NovaUnavailable) as exc:
+    except (exception.NovaRequestFailed, exception.NovaUnavailable) as exc:
         # nova 34 answers a resize without a valid host with HTTP 500
         # (NoValidHost raised through the API). The next cycle reads the
         # server: unchanged means a failed attempt; nova down skips the cycle.
@@ -229,7 +229,7 @@ def advance_scale_requests(nova, database, conf):
                 _start(nova, database, request, progress, conf)
             else:
                 _advance(nova, database, request, progress, conf)
-        except nova_api.NovaUnavailable:
+        except exception.NovaUnavailable:
             raise
         except Exception:
             LOG.exception('scale request %d: step failed; retried next cycle',

@@ -23,11 +23,9 @@ retries and reporting stay the same.
 from stevedore import driver
 from stevedore import exception as stevedore_exception
 
+from nova_drs import exception
+
 NAMESPACE = 'nova_drs.scalers'
-
-
-class ScalerError(ValueError):
-    pass
 
 
 class ResizeScaler:
@@ -50,10 +48,10 @@ def load(name):
                                     on_load_failure_callback=_raise,
                                     warn_on_missing_entrypoint=False).driver
     except (stevedore_exception.NoMatches, RuntimeError):
-        raise ScalerError('unknown scaler %r in [drs_scale] scaler' % name) from None
+        raise exception.ScalerError('unknown scaler %r in [drs_scale] scaler' % name) from None
     except Exception as exc:  # the plugin's own import or constructor failed
-        raise ScalerError('[drs_scale] scaler %r cannot be loaded: %s: %s'
-                          % (name, type(exc).__name__, exc)) from None
+        raise exception.ScalerError('[drs_scale] scaler %r cannot be loaded: %s: %s'
+                                    % (name, type(exc).__name__, exc)) from None
 
 
 def _raise(_manager, _entry_point, exc):

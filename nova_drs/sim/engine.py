@@ -25,6 +25,7 @@ import contextlib
 import gc
 import time
 
+from nova_drs import exception
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import placement
@@ -41,10 +42,6 @@ UNBOUNDED_RATIO = 1.0e6
 # 'policy': the policy's own rule (dvfs: first fit); 'first_fit': nova's
 # fill-in-order packing for every policy, so runs share one placement.
 INITIAL_PLACEMENTS = ('policy', 'first_fit')
-
-
-class SimulationError(ValueError):
-    """The scenario cannot run (e.g. a VM fits on no host)."""
 
 
 @contextlib.contextmanager
@@ -120,7 +117,8 @@ class Simulation:
         where = []
         for name in self.names:
             if result[name] is None:
-                raise SimulationError('VM %s fits on no host; add hosts (--hosts)' % name)
+                raise exception.SimulationError('VM %s fits on no host; add hosts (--hosts)'
+                                                % name)
             where.append(index[result[name]])
         return where
 

@@ -34,6 +34,7 @@ import zlib
 import jsonschema
 
 from nova_drs import cluster_policy
+from nova_drs import exception
 from nova_drs.loadbalancer import model
 from nova_drs.sim import stats_replay
 
@@ -159,10 +160,6 @@ MAX_BYTES = 1024 * 1024 * 1024
 _CHUNK = 1024 * 1024
 
 
-class DatasetError(ValueError):
-    """A file that is not a readable what-if dataset; the message is one line."""
-
-
 _JSON_TYPES = {str: 'string', int: 'integer', float: 'number', bool: 'boolean',
                tuple: 'array'}
 
@@ -239,8 +236,8 @@ def _read_capped(handle, path, limit):
             return b''.join(chunks)
         size += len(chunk)
         if size > limit:
-            raise DatasetError('%s: more than %d bytes of JSON (the import limit)'
-                               % (path, limit))
+            raise exception.DatasetError('%s: more than %d bytes of JSON (the import limit)'
+                                         % (path, limit))
         chunks.append(chunk)
 
 
@@ -264,23 +261,23 @@ def read(path, limit=MAX_BYTES):
                 raw.seek(0)
                 data = _read_capped(raw, path, limit)
     except (EOFError, gzip.BadGzipFile, zlib.error):
-        raise DatasetError('%s: corrupt or truncated gzip file' % path) from None
+        raise exception.DatasetError('%s: corrupt or truncated gzip file' % path) from None
     except OSError as exc:
-        raise DatasetError('%s: %s' % (path, exc.strerror)) from None
+        raise exception.DatasetError('%s: %s' % (path, exc.strerror)) from None
     try:
         dataset = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise DatasetError('%s: not a JSON what-if dataset (%s)'
-                           % (path, str(exc).splitlines()[0])) from None
+        raise exception.DatasetError('%s: not a JSON what-if dataset (%s)'
+                                     % (path, str(exc).splitlines()[0])) from None
     if not isinstance(dataset, dict) or dataset.get('format') != stats_replay.FORMAT:
-        raise DatasetError('%s: not a %s dataset (written by nova-drs-sim --export)'
-                           % (path, stats_replay.FORMAT))
+        raise exception.DatasetError('%s: not a %s dataset (written by nova-drs-sim --export)'
+                                     % (path, stats_replay.FORMAT))
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft7Validator(SCHEMA).iter_errors(dataset))
     if error is not None:
-        raise DatasetError('%s: malformed %s dataset at %s: %s'
-                           % (path, stats_replay.FORMAT, _where(error),
-                              error.message.splitlines()[0][:200]))
+        raise exception.DatasetError('%s: malformed %s dataset at %s: %s'
+                                     % (path, stats_replay.FORMAT, _where(error),
+                                        error.message.splitlines()[0][:200]))
     for samples in (dataset['host_samples'], dataset['instance_samples']):
         for rows in samples.values():
             rows.sort()

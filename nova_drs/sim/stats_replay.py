@@ -27,6 +27,7 @@ import datetime
 import statistics
 
 from nova_drs import cluster_policy
+from nova_drs import exception
 from nova_drs.db import cycle_inventory
 from nova_drs.db import inventory as db_inventory
 from nova_drs.db import statistics as db_statistics
@@ -37,17 +38,13 @@ from nova_drs.sim import engine
 FORMAT = 'nova-drs-sim-stats/1'
 
 
-class NoData(ValueError):
-    """Nothing to replay in the chosen period."""
-
-
 def load(database, start):
     """The dataset of the cycles from ``start`` (naive UTC) on."""
     cycles = [body for _taken, body in db_inventory.since(database, start)]
     if not cycles:
-        raise NoData('no daemon cycle recorded since %s UTC: the replay needs '
-                     'nova-loadbalancer (not --dry-run) to have run on this database'
-                     % start.isoformat(sep=' ', timespec='seconds'))
+        raise exception.NoData('no daemon cycle recorded since %s UTC: the replay needs '
+                               'nova-loadbalancer (not --dry-run) to have run on this database'
+                               % start.isoformat(sep=' ', timespec='seconds'))
     oldest = min((c['history_since'] for c in cycles if c['history_since'] is not None),
                  default=cycles[0]['now'])
     since = _datetime(oldest)
@@ -101,12 +98,13 @@ class StatsSimulation(engine.Simulation):
         managed = _managed(cycles[-1]['aggregates'], hosts, default_policy)
         self.records = [hosts[name] for name in sorted(managed)]
         if not self.records:
-            raise NoData('no host in a drs_policy aggregate: nothing to replay')
+            raise exception.NoData('no host in a drs_policy aggregate: nothing to replay')
         servers = _latest(cycles, 'instances', 'uuid')
         self.present = _presence(cycles, managed)
         names = sorted(uuid for uuid in servers if uuid in self.present)
         if not names:
-            raise NoData('no server on the hosts of drs_policy aggregates: nothing to replay')
+            raise exception.NoData('no server on the hosts of drs_policy aggregates: '
+                                   'nothing to replay')
         history_length = cycles[-1]['history_length']
         traces = [_trace(dataset['instance_samples'].get(uuid, ()), cycles)
                   for uuid in names]

@@ -15,19 +15,17 @@ line, 288 lines for a day of 300 s samples."""
 
 import os
 
-
-class TraceError(ValueError):
-    """Bad trace input, with the file (and line) at fault in the message."""
+from nova_drs import exception
 
 
 def load_directory(path, samples=288):
     """Return (sorted file names, list of per-VM fraction lists)."""
     if not os.path.isdir(path):
-        raise TraceError('%s: not a directory' % path)
+        raise exception.TraceError('%s: not a directory' % path)
     names = sorted(n for n in os.listdir(path)
                    if not n.startswith('.') and os.path.isfile(os.path.join(path, n)))
     if not names:
-        raise TraceError('%s: no trace files' % path)
+        raise exception.TraceError('%s: no trace files' % path)
     return names, [load_file(os.path.join(path, n), samples) for n in names]
 
 
@@ -42,17 +40,18 @@ def load_file(path, samples=288):
                 try:
                     value = int(text)
                 except ValueError:
-                    raise TraceError('%s:%d: %r is not an integer'
-                                     % (path, number, text)) from None
+                    raise exception.TraceError('%s:%d: %r is not an integer'
+                                               % (path, number, text)) from None
                 if not 0 <= value <= 100:
-                    raise TraceError('%s:%d: %d is outside 0-100' % (path, number, value))
+                    raise exception.TraceError('%s:%d: %d is outside 0-100'
+                                               % (path, number, value))
                 values.append(value / 100.0)
                 if len(values) == samples:
                     break
     except UnicodeDecodeError:
-        raise TraceError('%s: not a text file' % path) from None
+        raise exception.TraceError('%s: not a text file' % path) from None
     except OSError as exc:
-        raise TraceError('%s: %s' % (path, exc.strerror)) from None
+        raise exception.TraceError('%s: %s' % (path, exc.strerror)) from None
     if len(values) < samples:
-        raise TraceError('%s: %d samples, expected %d' % (path, len(values), samples))
+        raise exception.TraceError('%s: %d samples, expected %d' % (path, len(values), samples))
     return values

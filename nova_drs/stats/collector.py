@@ -32,6 +32,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_service import service
 
+from nova_drs import exception
 from nova_drs.conf import startup
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as db_hosts
@@ -94,7 +95,7 @@ class Collector:
         for message in messages:
             try:
                 samples.append(sent_by_its_host(message))
-            except ingest.InvalidSample as exc:
+            except exception.InvalidSample as exc:
                 refused(exc)
         return self.ingest(samples) if samples else (0, 0)
 
@@ -128,7 +129,7 @@ def sent_by_its_host(message):
     sender = publisher.sender_host(message.get('publisher_id'))
     named = sample.get('host') if isinstance(sample, dict) else None
     if sender is None or named != sender:
-        raise ingest.InvalidSample(
+        raise exception.InvalidSample(
             'sample for host %r published by %r (only %s<host> may publish for <host>)'
             % (named, message.get('publisher_id'), publisher.PUBLISHER_PREFIX),
             ingest.WRONG_SENDER)
@@ -136,7 +137,7 @@ def sent_by_its_host(message):
 
 
 def refused(error):
-    """Log and count one refused sample (an ``ingest.InvalidSample``)."""
+    """Log and count one refused sample (an ``exception.InvalidSample``)."""
     LOG.warning('nova-drs collector refused a sample (%s): %s', error.reason, error)
     metrics.SAMPLES_REFUSED.labels(reason=error.reason).inc()
 

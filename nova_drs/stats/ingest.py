@@ -35,6 +35,7 @@ import math
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from nova_drs import exception
 from nova_drs.db import statistics
 
 _HOST_FIELDS = ('memory_total', 'memory_used', 'cpu_used_percent', 'vcpus')
@@ -65,14 +66,6 @@ OUT_OF_RANGE = 'out_of_range'
 WRONG_SENDER = 'wrong_sender'
 
 
-class InvalidSample(ValueError):
-    """A sample that cannot be stored; the message says which field, ``reason`` why."""
-
-    def __init__(self, message, reason=MALFORMED):
-        super().__init__(message)
-        self.reason = reason
-
-
 def _time(value, field, cache=None):
     if value is None:
         return None
@@ -84,7 +77,8 @@ def _time(value, field, cache=None):
         try:
             parsed = timeutils.normalize_time(datetime.datetime.fromisoformat(value))
         except (ValueError, TypeError):
-            raise InvalidSample('%s=%r is not an ISO 8601 time' % (field, value)) from None
+            raise exception.InvalidSample('%s=%r is not an ISO 8601 time' % (field, value),
+                                          MALFORMED) from None
     if cache is not None:
         cache[value] = parsed
     return parsed
@@ -97,12 +91,13 @@ def _number(row, field, kind):
     try:
         number = kind(value)
     except (TypeError, ValueError, OverflowError):
-        raise InvalidSample('%s=%r is not a number' % (field, value)) from None
+        raise exception.InvalidSample('%s=%r is not a number' % (field, value),
+                                      MALFORMED) from None
     low, high = BOUNDS.get(field, DEFAULT_BOUNDS)
     if (isinstance(number, float) and not math.isfinite(number)) \
             or not low <= number <= high:
-        raise InvalidSample('%s=%r is outside %s..%s' % (field, value, low, high),
-                            OUT_OF_RANGE)
+        raise exception.InvalidSample('%s=%r is outside %s..%s' % (field, value, low, high),
+                                      OUT_OF_RANGE)
     return number
 
 
@@ -112,10 +107,11 @@ def rows_from_sample(sample, now, times=None):
     ``times`` memoizes parsed timestamps across the samples of a batch.
     """
     if not isinstance(sample, dict) or not sample.get('host'):
-        raise InvalidSample('sample without host')
+        raise exception.InvalidSample('sample without host', MALFORMED)
     sampled_at = _time(sample.get('sampled_at'), 'sampled_at', times)
     if sampled_at is None:
-        raise InvalidSample('sample of %s without sampled_at' % sample['host'])
+        raise exception.InvalidSample('sample of %s without sampled_at' % sample['host'],
+                                      MALFORMED)
     ahead = sampled_at - now
     if ahead > MAX_AHEAD:
         _warn_ahead(sample['host'], ahead)
@@ -132,14 +128,14 @@ def rows_from_sample(sample, now, times=None):
                                   float if field == 'cpu_used_percent' else int)
     if None not in (host_row['memory_used'], host_row['memory_total']) \
             and host_row['memory_used'] > host_row['memory_total']:
-        raise InvalidSample('memory_used=%d is more than memory_total=%d'
-                            % (host_row['memory_used'], host_row['memory_total']),
-                            OUT_OF_RANGE)
+        raise exception.InvalidSample('memory_used=%d is more than memory_total=%d'
+                                      % (host_row['memory_used'], host_row['memory_total']),
+                                      OUT_OF_RANGE)
     instance_rows = []
     for entry in sample.get('instances') or ():
         if not isinstance(entry, dict) or not entry.get('instance_uuid'):
-            raise InvalidSample('instance sample of %s without instance_uuid'
-                                % sample['host'])
+            raise exception.InvalidSample('instance sample of %s without instance_uuid'
+                                          % sample['host'], MALFORMED)
         previous = _time(entry.get('prev_updated_at'), 'prev_updated_at', times)
         if previous is not None and ahead is not None:
             previous -= ahead  # same clock as sampled_at: the I/O rate keeps its interval
@@ -172,7 +168,7 @@ def insert_samples(database, samples):
     for sample in samples:
         try:
             host_row, rows = rows_from_sample(sample, now, times)
-        except InvalidSample as exc:
+        except exception.InvalidSample as exc:
             errors.append(exc)
             continue
         host_rows.append(host_row)

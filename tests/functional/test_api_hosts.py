@@ -18,11 +18,11 @@ import json
 from oslo_config import cfg
 
 from nova_drs import conf as drs_conf  # registers [drs] before base sets flags
+from nova_drs import exception
 from nova_drs.conf import power as power_conf
 from nova_drs.daemon import power as daemon_power
 from nova_drs.db import hosts as db_hosts
 from nova_drs.db import models
-from nova_drs.power import base as power_base
 from nova_drs.power import sealing
 from tests.functional import api_base
 
@@ -226,7 +226,7 @@ class TestWakeTestAndPower(api_base.DrsApiTestCase):
         api_only.register_opts(power_conf.power_opts, group='drs_power')
         api_only.set_override('seal_public_key_file', drs_conf.CONF.drs_power.seal_public_key_file,
                               group='drs_power')
-        with self.assertRaisesRegex(power_base.PowerError, 'sealed for key %s, which is not '
+        with self.assertRaisesRegex(exception.PowerError, 'sealed for key %s, which is not '
                                     'among' % self.seal_key_id):
             daemon_power.drivers_for(api_only, self.drs_db)(record)
         # ... and the daemon's power driver gets the clear password.

@@ -29,6 +29,7 @@ import pytest
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.power import sealing
 from tests.integration import cloud as minicloud
 from tests.integration import scenario
@@ -82,10 +83,10 @@ def test_api_nodes_seal_bmc_passwords_only_the_daemon_opens_them(cloud):
     api = _conf(cloud.nova_conf, cloud.nova_db_conf)
     assert api.drs_power.seal_public_key_file and not api.drs_power.unseal_private_key_files
     for host in hosts.values():
-        with pytest.raises(sealing.SealError, match='not among'):
+        with pytest.raises(exception.SealError, match='not among'):
             sealing.unseal_options(json.loads(stored[host]), host,
                                    sealing.unsealer_from_conf(api))
-    with pytest.raises(sealing.SealError):
+    with pytest.raises(exception.SealError):
         sealing.Unsealer.from_files([api.drs_power.seal_public_key_file])
     # The daemon's configuration opens them.
     daemon = _conf(cloud.nova_conf, os.path.join(cloud.etc, 'nova-drs', 'nova-drs.conf'))

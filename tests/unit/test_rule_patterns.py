@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from nova_drs import exception
 from nova_drs import rule_patterns
 
 
@@ -39,7 +40,7 @@ def test_usual_patterns_are_accepted(value):
     ('', 'non-empty'),
 ])
 def test_unbounded_or_invalid_patterns_are_refused(value, reason):
-    with pytest.raises(rule_patterns.UnsafePattern, match=reason):
+    with pytest.raises(exception.UnsafePattern, match=reason):
         rule_patterns.compile_rule(value)
 
 

@@ -24,6 +24,7 @@ does once ``Lock.is_still_owner`` fails) and the standby leads from its next
 ``is_leader`` on.
 """
 
+from nova_drs import exception
 from nova_drs.daemon import coordination
 
 
@@ -68,5 +69,5 @@ class TwinCoordinator:
 
     def fence_token(self):
         if self.election.holder != self.member_id:
-            raise coordination.NotLeader('%s is not the leader' % self.member_id)
+            raise exception.NotLeader('%s is not the leader' % self.member_id)
         return coordination.FenceToken(self.member_id, self.election.term)

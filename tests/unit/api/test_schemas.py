@@ -14,6 +14,7 @@
 
 import unittest
 
+from nova_drs import exception
 from nova_drs.api import hosts
 from nova_drs.api import schemas
 
@@ -24,7 +25,7 @@ class TestSingleAction(unittest.TestCase):
         return schemas.single_action(body, hosts.ACTION_SCHEMAS)
 
     def assertRejected(self, body, fragment):
-        with self.assertRaises(schemas.ValidationError) as caught:
+        with self.assertRaises(exception.ValidationError) as caught:
             self.check(body)
         self.assertIn(fragment, str(caught.exception))
         return str(caught.exception)
@@ -66,7 +67,7 @@ class TestSingleAction(unittest.TestCase):
                      {'scale_server': {'server': '9168b536-cd40-4630-b43f-b259807c6e87\n',
                                        'flavor': 'm1'}}):
             with self.subTest(body=body):
-                self.assertRaises(schemas.ValidationError, self.check, body)
+                self.assertRaises(exception.ValidationError, self.check, body)
 
     def test_braces_in_values_do_not_break_messages(self):
         self.assertRejected({'set_power': {'host': 'a', 'driver': 'x', 'options': '{x}'}},
@@ -82,7 +83,7 @@ class TestSingleAction(unittest.TestCase):
 class TestRuleAndPlanSchemas(unittest.TestCase):
 
     def test_rule_value_with_a_lone_surrogate_is_refused(self):
-        with self.assertRaises(schemas.ValidationError) as caught:
+        with self.assertRaises(exception.ValidationError) as caught:
             schemas.validate({'rule': {'type': 'host', 'value': 'a\ud800', 'allow': True}},
                              schemas.RULE)
         self.assertIn('printable', str(caught.exception))
@@ -92,10 +93,10 @@ class TestRuleAndPlanSchemas(unittest.TestCase):
     def test_rule(self):
         schemas.validate({'rule': {'type': 'aggregate', 'value': 'gpu.*', 'allow': False}},
                          schemas.RULE)
-        with self.assertRaises(schemas.ValidationError):
+        with self.assertRaises(exception.ValidationError):
             schemas.validate({'rule': {'type': 'rack', 'value': 'x', 'allow': True}},
                              schemas.RULE)
-        with self.assertRaises(schemas.ValidationError):
+        with self.assertRaises(exception.ValidationError):
             schemas.validate({'rule': {'type': 'host', 'value': 'x', 'allow': 1}},
                              schemas.RULE)
 
@@ -104,7 +105,7 @@ class TestRuleAndPlanSchemas(unittest.TestCase):
                          schemas.single_action({'approve': {'plan_id': 3}},
                                                schemas.PLAN_ACTIONS))
         for plan_id in (0, -1, '3', 2 ** 31, True, 1.5):
-            with self.subTest(plan_id=plan_id), self.assertRaises(schemas.ValidationError):
+            with self.subTest(plan_id=plan_id), self.assertRaises(exception.ValidationError):
                 schemas.single_action({'reject': {'plan_id': plan_id}}, schemas.PLAN_ACTIONS)
 
 
@@ -125,7 +126,7 @@ class TestQuery(unittest.TestCase):
         for query, fragment in (({'cluster': ['a', 'b']}, 'at most 1 time'),
                                 ({'cluster': ['\x01']}, 'printable'),
                                 ({'limit': ['1']}, 'Additional properties')):
-            with self.assertRaises(schemas.ValidationError) as caught:
+            with self.assertRaises(exception.ValidationError) as caught:
                 schemas.validate_query(query, schemas.PLAN_QUERY)
             self.assertIn(fragment, str(caught.exception))
             self.assertIn('query parameter', str(caught.exception))

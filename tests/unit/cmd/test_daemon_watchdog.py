@@ -33,7 +33,7 @@ import pytest
 import redis
 
 from nova_drs import conf as drs_conf
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.cmd import loadbalancer as cmd
 from nova_drs.conf import loadbalancer as lb_conf
 from tests import services
@@ -100,7 +100,7 @@ def test_every_nova_request_has_a_timeout_by_default(tmp_path, silent_nova):
 def test_a_nova_that_never_answers_fails_the_request_in_time(tmp_path, silent_nova):
     nova = cmd.nova_from_conf(_conf(tmp_path, silent_nova, timeout=1))
     started = time.monotonic()
-    with pytest.raises(nova_api.NovaUnavailable) as caught:
+    with pytest.raises(exception.NovaUnavailable) as caught:
         nova.compute_services()
     assert time.monotonic() - started < 5
     assert caught.value.status is None          # no answer: nova's fault, not a host's

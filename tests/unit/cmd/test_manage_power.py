@@ -22,6 +22,7 @@ import sys
 import pytest
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.cmd import manage
 from nova_drs.daemon import power as daemon_power
 from nova_drs.db import api
@@ -155,7 +156,7 @@ def test_daemon_refuses_to_start_without_the_key_in_one_line(cloud):
     try:
         manage.startup.parse(conf, ['--config-file', _conf(tmp_path, url, public=public_a)],
                              'nova-loadbalancer')
-        with pytest.raises(drs_conf.ConfigError) as raised:
+        with pytest.raises(exception.ConfigError) as raised:
             daemon_power.check_keys(conf, database)
         assert str(raised.value) == (
             'power secrets of 3 host(s) (first: cmp1) are sealed for key(s) %s, not among '

@@ -17,6 +17,7 @@ from oslo_config import cfg
 import pytest
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.conf import opts
 
 
@@ -51,7 +52,7 @@ def test_validate_names_group_and_option(tmp_path):
     bad = tmp_path / 'nova.conf'
     bad.write_text('[drs_database]\nmax_retries = many\n')
     conf(['--config-file', str(bad)])
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         drs_conf.validate(conf)
     assert '[drs_database] max_retries' in str(error.value)
 
@@ -76,7 +77,7 @@ def test_validate_covers_options_registered_later(tmp_path):
     bad.write_text('[loadbalancer]\nadded_later = nan\n')
     conf(['--config-file', str(bad)])
 
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         drs_conf.validate(conf)
 
     assert str(error.value) == ('invalid value for option [loadbalancer] added_later: '

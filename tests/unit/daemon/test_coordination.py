@@ -31,8 +31,8 @@ import pytest
 import redis
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.daemon import coordination
-from nova_drs.daemon import coordination_backend
 from tests import services
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -202,7 +202,7 @@ def test_two_members_exactly_one_leader(members):
         roles = [alpha.is_leader(), beta.is_leader()]
         assert roles == [True, False]
     assert not beta.still_leader()
-    with pytest.raises(coordination.NotLeader):
+    with pytest.raises(exception.NotLeader):
         beta.fence_token()
     assert alpha.members() == ['alpha', 'beta']
 
@@ -317,7 +317,7 @@ def test_unreachable_backend_fails_start_with_the_option_named(tmp_path):
     member = coordination.Coordinator(
         make_conf(tmp_path, 'redis://:s3cret@127.0.0.1:%d' % port), group='unused')
 
-    with pytest.raises(coordination_backend.CoordinationError) as error:
+    with pytest.raises(exception.CoordinationError) as error:
         member.start()
 
     assert '[drs_coordination] backend_url' in str(error.value)
@@ -341,7 +341,7 @@ def test_second_daemon_on_the_same_node_refuses_to_start(tmp_path, spawn):
     wait_for_line(first, 'leader')
     second = coordination.Coordinator(make_conf(tmp_path), member_id='second')
 
-    with pytest.raises(coordination_backend.CoordinationError) as error:
+    with pytest.raises(exception.CoordinationError) as error:
         second.start()
 
     message = str(error.value)
@@ -366,7 +366,7 @@ def test_second_daemon_on_the_same_node_refuses_to_start(tmp_path, spawn):
     ('etcd3+http://127.0.0.1:2379', 'cannot confirm'),
 ])
 def test_bad_backend_url_is_a_clear_config_error(tmp_path, url, expected):
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         coordination.Coordinator(make_conf(tmp_path, url))
 
     assert '[drs_coordination] backend_url' in str(error.value)
@@ -374,7 +374,7 @@ def test_bad_backend_url_is_a_clear_config_error(tmp_path, url, expected):
 
 
 def test_password_is_not_shown_in_url_errors(tmp_path):
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         coordination.Coordinator(make_conf(tmp_path, 'foo://user:s3cret@host'))
 
     assert 's3cret' not in str(error.value)
@@ -383,12 +383,12 @@ def test_password_is_not_shown_in_url_errors(tmp_path):
 
 def test_config_errors_are_also_coordination_errors(tmp_path):
     # The daemon's startup handles both kinds with one except clause.
-    with pytest.raises(coordination_backend.CoordinationError):
+    with pytest.raises(exception.CoordinationError):
         coordination.Coordinator(make_conf(tmp_path, 'foo://host'))
 
 
 def test_heartbeat_slower_than_half_the_timeout_is_refused(tmp_path):
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         coordination.Coordinator(make_conf(tmp_path, leader_timeout=2,
                                            heartbeat_interval=1.5))
 
@@ -403,7 +403,7 @@ def test_out_of_range_leader_timeout_fails_validation(tmp_path):
     drs_conf.register_opts(conf)
     conf(['--config-file', str(config_file)])
 
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         drs_conf.validate(conf)
 
     assert '[drs_coordination] leader_timeout' in str(error.value)

@@ -24,7 +24,7 @@ import types
 
 import pytest
 
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import lifecycle
@@ -56,7 +56,7 @@ class Nova:
     def live_migrate(self, server_id, host=None):
         self.moves.append((server_id, host))
         if host in self.refuse:
-            raise nova_api.NovaRequestFailed('No valid host was found.', 400)
+            raise exception.NovaRequestFailed('No valid host was found.', 400)
 
 
 class Driver:

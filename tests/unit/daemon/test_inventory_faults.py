@@ -17,7 +17,7 @@
 
 import pytest
 
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.daemon import observe
 
 
@@ -79,8 +79,8 @@ def test_a_compute_node_without_resource_provider_is_its_hosts_fault():
     assert set(inventory.faulty) == {'h1'}
 
 
-@pytest.mark.parametrize('error', [nova_api.NovaUnavailable('GET: HTTP 503', 503),
-                                   nova_api.NovaRequestFailed('GET: HTTP 404', 404)])
+@pytest.mark.parametrize('error', [exception.NovaUnavailable('GET: HTTP 503', 503),
+                                   exception.NovaRequestFailed('GET: HTTP 404', 404)])
 def test_one_unreadable_inventory_is_its_hosts_fault_and_read_again(error):
     nova = Nova()
     nova.inventory_errors['n2'] = error
@@ -96,7 +96,7 @@ def test_one_unreadable_inventory_is_its_hosts_fault_and_read_again(error):
 
 def test_placement_not_answering_is_not_one_hosts_fault():
     nova = Nova()
-    nova.inventory_errors['n2'] = nova_api.NovaUnavailable('GET: timed out')
+    nova.inventory_errors['n2'] = exception.NovaUnavailable('GET: timed out')
     inventory = observe.Inventory(nova, full_refresh_cycles=30)
-    with pytest.raises(nova_api.NovaUnavailable):
+    with pytest.raises(exception.NovaUnavailable):
         inventory.refresh()

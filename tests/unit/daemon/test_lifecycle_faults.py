@@ -21,7 +21,7 @@ import tempfile
 import pytest
 
 from nova_drs import conf as drs_conf
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
@@ -71,9 +71,9 @@ def balancer(database, failing):
                                 catalog.by_name('drs'), power_drivers=None)
 
 
-@pytest.mark.parametrize('error', [nova_api.NovaUnavailable('GET /os-services: HTTP 500', 500),
-                                   nova_api.NovaRequestFailed('GET /os-services: HTTP 403',
-                                                              403)])
+@pytest.mark.parametrize('error', [exception.NovaUnavailable('GET /os-services: HTTP 500', 500),
+                                   exception.NovaRequestFailed('GET /os-services: HTTP 403',
+                                                               403)])
 def test_an_error_answer_for_one_host_leaves_only_that_host_out(database, error):
     faults = balancer(database, {'h1': error})._advance_lifecycles()
     assert list(faults) == ['h1']
@@ -84,7 +84,7 @@ def test_an_error_answer_for_one_host_leaves_only_that_host_out(database, error)
 
 
 def test_nova_not_answering_stops_the_cycle(database):
-    with pytest.raises(nova_api.NovaUnavailable):
-        balancer(database, {'h1': nova_api.NovaUnavailable('GET /os-services: timed out'),
-                            'h2': nova_api.NovaUnavailable('GET /os-services: timed out')}
+    with pytest.raises(exception.NovaUnavailable):
+        balancer(database, {'h1': exception.NovaUnavailable('GET /os-services: timed out'),
+                            'h2': exception.NovaUnavailable('GET /os-services: timed out')}
                  )._advance_lifecycles()

@@ -17,6 +17,7 @@ from openstack import exceptions as sdk_exc
 import pytest
 import requests
 
+from nova_drs import exception
 from nova_drs.clients import nova_api
 
 
@@ -42,7 +43,7 @@ def _raised(error):
 
 def test_a_refusal_names_novas_reason_and_status():
     error = _raised(_http_error(409, 'Cannot live-migrate: instance is locked'))
-    assert type(error) is nova_api.NovaRequestFailed
+    assert type(error) is exception.NovaRequestFailed
     assert error.status == 409
     assert 'instance is locked' in str(error)
     assert 'POST /servers/a/action' in str(error)
@@ -55,7 +56,7 @@ def test_a_refusal_names_novas_reason_and_status():
     sdk_exc.SDKException('endpoint not found'),
 ])
 def test_an_unreachable_or_failing_nova_skips_the_cycle(error):
-    assert type(_raised(error)) is nova_api.NovaUnavailable
+    assert type(_raised(error)) is exception.NovaUnavailable
 
 
 def test_anything_else_is_not_swallowed():

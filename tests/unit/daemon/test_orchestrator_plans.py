@@ -21,7 +21,7 @@ import types
 import pytest
 import sqlalchemy as sa
 
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.daemon import orchestrator
 from nova_drs.db import api
 from nova_drs.db import hosts as drs_hosts
@@ -46,7 +46,7 @@ class RecordingNova:
         if instance == self.crash_on:
             raise RuntimeError('connection to the DRS database lost')
         if instance in self.refuse:
-            raise nova_api.NovaRequestFailed('No valid host was found', 400)
+            raise exception.NovaRequestFailed('No valid host was found', 400)
         self.sent.append(instance)
 
     cold_migrate = live_migrate

@@ -17,7 +17,7 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
-from nova_drs.clients import nova_api
+from nova_drs import exception
 from nova_drs.daemon import plan_recovery
 from nova_drs.db import api
 from nova_drs.db import hosts
@@ -45,9 +45,9 @@ class FakeNova:
 
     def server(self, server_id):
         if self.unavailable:
-            raise nova_api.NovaUnavailable('GET /servers: timed out')
+            raise exception.NovaUnavailable('GET /servers: timed out')
         if self._server is None:
-            raise nova_api.NovaRequestFailed('GET /servers: HTTP 404', 404)
+            raise exception.NovaRequestFailed('GET /servers: HTTP 404', 404)
         return self._server
 
     def migrations(self, **filters):

@@ -27,6 +27,7 @@ import tempfile
 
 import pytest
 
+from nova_drs import exception
 from nova_drs.daemon import lifecycle
 from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
@@ -105,8 +106,8 @@ def _cycles(database, bmc, seconds):
 
 
 def test_a_suspend_command_that_timed_out_is_retried_until_the_host_is_down(database):
-    bmc = Bmc({'suspend': [base.PowerError('BMC did not answer within 30 s'), None],
-               'status': [base.PowerError('BMC did not answer within 30 s'), 'on', 'off']})
+    bmc = Bmc({'suspend': [exception.PowerError('BMC did not answer within 30 s'), None],
+               'status': [exception.PowerError('BMC did not answer within 30 s'), 'on', 'off']})
     record = _cycles(database, bmc, [0])
     assert record['suspend_state'] == drs_hosts.SUSPENDING
     assert record['power_requested_at'] is not None
@@ -118,7 +119,7 @@ def test_a_suspend_command_that_timed_out_is_retried_until_the_host_is_down(data
 
 
 def test_a_bmc_that_never_answers_puts_the_host_in_error_after_suspend_timeout(database):
-    silent = base.PowerError('BMC did not answer within 30 s')
+    silent = exception.PowerError('BMC did not answer within 30 s')
     bmc = Bmc({'suspend': [silent], 'status': [silent] * 20})
     record = _cycles(database, bmc, range(0, SUSPEND_TIMEOUT, 60))
     assert record['suspend_state'] == drs_hosts.SUSPENDING

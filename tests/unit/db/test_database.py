@@ -15,6 +15,7 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
+from nova_drs import exception
 from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import migration
@@ -72,7 +73,7 @@ def test_illegal_transition_refused(tmp_path):
     database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
     migration.sync(database)
     hosts.ensure(database, 'compute1')
-    with pytest.raises(hosts.IllegalTransition):
+    with pytest.raises(exception.IllegalTransition):
         hosts.transition(database, 'compute1', hosts.ACTIVE, hosts.SUSPENDED, 'skip')
     with pytest.raises(ValueError):
         hosts.set_fields(database, 'compute1', suspend_state='suspended')
@@ -83,7 +84,7 @@ def test_illegal_transition_refused(tmp_path):
     ('not a url', 'invalid database URL'),
 ])
 def test_bad_url_is_a_clear_error(url, message):
-    with pytest.raises(api.DatabaseError) as error:
+    with pytest.raises(exception.DatabaseError) as error:
         migration.sync(api.Database(url))
     assert message in str(error.value)
 
@@ -91,7 +92,7 @@ def test_bad_url_is_a_clear_error(url, message):
 def test_unreachable_server_error_hides_password():
     database = api.Database('mysql+pymysql://drs:s3cret@127.0.0.1:1/nova_drs',
                             max_retries=0)
-    with pytest.raises(api.DatabaseError) as error:
+    with pytest.raises(exception.DatabaseError) as error:
         migration.sync(database)
     assert 'cannot connect to mysql+pymysql://drs:***@127.0.0.1:1/nova_drs' in str(error.value)
     assert 's3cret' not in str(error.value)

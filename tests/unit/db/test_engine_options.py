@@ -18,6 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.conf import database as database_conf
 from nova_drs.db import api
 from nova_drs.db import hosts
@@ -84,5 +85,5 @@ def test_slave_connection_serves_readers_when_not_synchronous(tmp_path):
 
 def test_bad_slave_connection_is_one_line(tmp_path):
     conf = _conf(tmp_path, '[drs_database]\nslave_connection = nosuchdb://x\n')
-    with pytest.raises(api.DatabaseError, match='invalid .drs_database. slave_connection'):
+    with pytest.raises(exception.DatabaseError, match='invalid .drs_database. slave_connection'):
         api.Database.from_conf(conf)

@@ -20,6 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.cmd import manage
 from nova_drs.daemon import history_purge
 from nova_drs.db import api
@@ -203,12 +204,12 @@ def test_daemon_purge_runs_once_per_interval_and_never_raises(tmp_path, database
 
 def test_migration_retention_shorter_than_the_windows_it_serves_is_refused(tmp_path):
     conf = _conf(tmp_path, '[drs_retention]\nmigrations = 12\n')  # < 24 h window
-    with pytest.raises(drs_conf.ConfigError, match=r'\[drs_retention\] migrations \(12 h\) '
+    with pytest.raises(exception.ConfigError, match=r'\[drs_retention\] migrations \(12 h\) '
                        r'must exceed \[drs_oscillation\] oscillation_window'):
         drs_conf.validate(conf)
     conf = _conf(tmp_path, '[drs_retention]\nmigrations = 48\n[loadbalancer]\n'
                            'migration_cooldown = 200000\n')
-    with pytest.raises(drs_conf.ConfigError, match='migration_cooldown'):
+    with pytest.raises(exception.ConfigError, match='migration_cooldown'):
         drs_conf.validate(conf)
 
 

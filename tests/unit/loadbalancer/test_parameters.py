@@ -20,7 +20,7 @@ import inspect
 import jsonschema
 import pytest
 
-from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs import loadbalancer_plugins
 from nova_drs.loadbalancer import policy as policy_mod
 
@@ -71,10 +71,10 @@ def _components(cls):
 
 def test_builder_refuses_values_outside_the_schema_with_one_line():
     drs = loadbalancer_plugins.plugin('policy', 'drs')
-    with pytest.raises(drs_conf.ConfigError) as error:
+    with pytest.raises(exception.ConfigError) as error:
         loadbalancer_plugins.build(drs, {'window': 0}, 'source')
     assert str(error.value).startswith('source: window 0 is less than the minimum of 1')
-    with pytest.raises(drs_conf.ConfigError, match='source: parameters Additional'):
+    with pytest.raises(exception.ConfigError, match='source: parameters Additional'):
         loadbalancer_plugins.build(drs, {'nosuch': 1}, 'source')
     assert loadbalancer_plugins.build(drs, {'window': 6}, 'source').window == 6
 

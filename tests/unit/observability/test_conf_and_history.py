@@ -24,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import migration
@@ -58,7 +59,7 @@ def test_metrics_are_off_by_default(tmp_path, database):
 
 def test_bad_power_curve_fails_validation_naming_the_option(tmp_path):
     conf = _conf(tmp_path, '[drs_energy]\npower_curve = 1,2,3\n')
-    with pytest.raises(drs_conf.ConfigError, match=r'\[drs_energy\] power_curve'):
+    with pytest.raises(exception.ConfigError, match=r'\[drs_energy\] power_curve'):
         drs_conf.validate(conf)
 
 

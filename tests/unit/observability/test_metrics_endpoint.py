@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 import pytest
 
-from nova_drs.observability import exporter
+from nova_drs import exception
 from nova_drs.observability import metrics
 from tests.unit.observability.test_conf_and_history import _conf
 from tests.unit.observability.test_conf_and_history import database  # noqa: F401
@@ -137,7 +137,7 @@ def test_basic_auth_is_401_without_the_right_credentials(serve):
     ('basic_auth_username = p\nbasic_auth_password_hash = plain\n', 'not a bcrypt hash'),
 ])
 def test_half_configured_security_is_one_clear_error(serve, text, message):
-    with pytest.raises(exporter.ExporterConfigError, match=message):
+    with pytest.raises(exception.ExporterConfigError, match=message):
         serve('[drs_metrics]\n' + text)
 
 

@@ -21,6 +21,7 @@ import unittest
 from openstack import exceptions as sdk_exc
 from openstack.placement.v1 import resource_provider_inventory as inventory_mod
 
+from nova_drs import exception
 from nova_drs.overcommit import placement_sync
 
 
@@ -60,6 +61,6 @@ class SetRatioTest(unittest.TestCase):
 
     def test_gives_up_with_a_clear_error(self):
         placement = FakePlacement(conflicts=placement_sync.MAX_CONFLICT_RETRIES)
-        with self.assertRaisesRegex(placement_sync.PlacementError, 'run the sync again'):
+        with self.assertRaisesRegex(exception.PlacementError, 'run the sync again'):
             placement_sync._set_ratio(placement, 'rp', 'VCPU', 1.0)
         self.assertEqual(4.0, placement.ratio)

@@ -29,6 +29,7 @@ import urllib.request
 
 import pytest
 
+from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import loader
 from tests import peers
@@ -96,7 +97,7 @@ def test_wol_uses_drs_power_defaults(conf, udp_listener):
 def test_wol_invalid_mac_sends_nothing(conf, udp_listener):
     target = base.PowerTarget('host1', mac='52:54:00:ab:cd',
                               options={'broadcast': '127.0.0.1', 'port': udp_listener.port})
-    with pytest.raises(base.PowerError, match='no valid MAC'):
+    with pytest.raises(exception.PowerError, match='no valid MAC'):
         loader.get_driver('wol', conf).wake(target)
     with pytest.raises(socket.timeout):
         udp_listener.receive(timeout=0.5)
@@ -157,7 +158,7 @@ def test_drivers_that_cannot_measure_say_so(conf):
 
 
 def test_ipmi_wrong_password_fails_without_echoing_it(conf, bmc):
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.get_driver('ipmi', conf).suspend(ipmi_target(bmc, password='Wr0ng-pass'))
     message = str(raised.value)
     assert 'Incorrect password' in message and 'host1' in message
@@ -166,7 +167,7 @@ def test_ipmi_wrong_password_fails_without_echoing_it(conf, bmc):
 
 
 def test_ipmi_refuses_s3_mode(conf, bmc):
-    with pytest.raises(base.PowerError, match="cannot suspend in mode 's3'"):
+    with pytest.raises(exception.PowerError, match="cannot suspend in mode 's3'"):
         loader.get_driver('ipmi', conf).suspend(ipmi_target(bmc, mode=base.MODE_S3))
     assert peers.read_bmc_state(bmc) == 'on'
 
@@ -175,7 +176,7 @@ def test_ipmi_silent_bmc_is_a_clear_error(conf):
     target = base.PowerTarget('host1', options={
         'address': '127.0.0.1', 'port': peers.free_port(socket.SOCK_DGRAM),
         'username': 'admin', 'password': 'ipmi-S3cret'})
-    with pytest.raises(base.PowerError, match='no answer'):
+    with pytest.raises(exception.PowerError, match='no answer'):
         loader.get_driver('ipmi', conf).status(target)
 
 
@@ -218,13 +219,13 @@ def test_a_working_redfish_bmc_logs_no_error(conf, redfish, caplog):
 
 def test_redfish_s3_needs_advertised_suspend(conf, redfish):
     target = redfish_target(redfish, mode=base.MODE_S3)
-    with pytest.raises(base.PowerError, match='does not offer Suspend'):
+    with pytest.raises(exception.PowerError, match='does not offer Suspend'):
         loader.get_driver('redfish', conf).suspend(target)
     assert emulator_power_state(redfish) == 'On'
 
 
 def test_redfish_wrong_password_fails_without_echoing_it(conf, redfish):
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.get_driver('redfish', conf).status(redfish_target(redfish, password='Wr0ng-pass'))
     message = str(raised.value)
     assert '401' in message and 'Wr0ng-pass' not in message
@@ -232,7 +233,7 @@ def test_redfish_wrong_password_fails_without_echoing_it(conf, redfish):
 
 def test_redfish_unknown_system_is_a_clear_error(conf, redfish):
     target = redfish_target(redfish, system_id='no-such-system')
-    with pytest.raises(base.PowerError, match='status of host host1 via redfish failed'):
+    with pytest.raises(exception.PowerError, match='status of host host1 via redfish failed'):
         loader.get_driver('redfish', conf).status(target)
 
 
@@ -255,7 +256,7 @@ def test_redfish_without_power_resource_reads_nothing(conf, tmp_path):
 
 
 def test_power_reading_failure_names_host_without_secret(conf, redfish):
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.get_driver('redfish', conf).power_watts(
             redfish_target(redfish, password='Wr0ng-pass'))
     message = str(raised.value)
@@ -292,13 +293,13 @@ def test_ssh_status_command_decides_on(conf, sshd, tmp_path):
 
 def test_ssh_failing_suspend_command_reports_status_and_stderr(conf, sshd, tmp_path):
     target = ssh_target(sshd, tmp_path, suspend_command='echo no-sleep-here >&2; exit 3')
-    with pytest.raises(base.PowerError, match='status 3: no-sleep-here'):
+    with pytest.raises(exception.PowerError, match='status 3: no-sleep-here'):
         loader.get_driver('ssh', conf).suspend(target)
 
 
 def test_ssh_rejects_unknown_host_key(conf, sshd, tmp_path):
     target = ssh_target(sshd, tmp_path, known_hosts_text='')
-    with pytest.raises(base.PowerError, match='not found in known_hosts'):
+    with pytest.raises(exception.PowerError, match='not found in known_hosts'):
         loader.get_driver('ssh', conf).suspend(target)
     assert not (tmp_path / 'suspended-marker').exists()
 
@@ -306,7 +307,7 @@ def test_ssh_rejects_unknown_host_key(conf, sshd, tmp_path):
 def test_ssh_rejects_changed_host_key(conf, sshd, tmp_path):
     other_key = peers._keygen(str(tmp_path / 'other_host_key')).split()
     line = '[127.0.0.1]:%d %s %s\n' % (sshd.port, other_key[0], other_key[1])
-    with pytest.raises(base.PowerError, match='does not match known_hosts'):
+    with pytest.raises(exception.PowerError, match='does not match known_hosts'):
         loader.get_driver('ssh', conf).suspend(ssh_target(sshd, tmp_path, line))
     assert not (tmp_path / 'suspended-marker').exists()
 
@@ -324,7 +325,7 @@ def test_ssh_unauthorised_key_is_rejected(conf, sshd, tmp_path):
     stranger = tmp_path / 'stranger_key'
     peers._keygen(str(stranger))
     target = ssh_target(sshd, tmp_path, private_key_file=str(stranger))
-    with pytest.raises(base.PowerError, match='key authentication as'):
+    with pytest.raises(exception.PowerError, match='key authentication as'):
         loader.get_driver('ssh', conf).suspend(target)
     assert not (tmp_path / 'suspended-marker').exists()
 
@@ -338,7 +339,7 @@ def test_ssh_passphrase_protected_key(conf, sshd, tmp_path):
     driver = loader.get_driver('ssh', conf)
     wrong = ssh_target(sshd, tmp_path, private_key_file=str(protected),
                        passphrase='Wr0ng-phrase')
-    with pytest.raises(base.PowerError, match='cannot load private key') as raised:
+    with pytest.raises(exception.PowerError, match='cannot load private key') as raised:
         driver.suspend(wrong)
     assert 'Wr0ng-phrase' not in str(raised.value)
     assert not (tmp_path / 'suspended-marker').exists()

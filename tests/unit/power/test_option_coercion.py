@@ -14,6 +14,7 @@
 
 import unittest
 
+from nova_drs import exception
 from nova_drs.power import base
 
 SCHEMA = {'type': 'object', 'properties': {
@@ -42,5 +43,5 @@ class CoerceOptionsTest(unittest.TestCase):
             with self.subTest(options=options):
                 typed = base.coerce_options(options, SCHEMA)
                 self.assertEqual(options, typed)
-                with self.assertRaises(base.PowerError):
+                with self.assertRaises(exception.PowerError):
                     base.validate_options(typed, SCHEMA)

@@ -22,6 +22,7 @@ import os
 
 import pytest
 
+from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import loader
 from nova_drs.power import paths
@@ -54,7 +55,7 @@ def test_names_inside_resolve_there(conf, files):
     (' ', 'must name a file'),
 ])
 def test_dot_dot_absolute_outside_and_the_dir_itself_are_refused(conf, files, name, reason):
-    with pytest.raises(paths.PathError, match='power option private_key_file') as raised:
+    with pytest.raises(exception.PathError, match='power option private_key_file') as raised:
         paths.confine(conf, name, 'private_key_file')
     assert reason in str(raised.value)
 
@@ -66,7 +67,7 @@ def test_symlink_out_is_refused_even_when_its_target_does_not_exist(conf, files)
     os.symlink(outside / 'not-yet', inside / 'dangling')
     os.symlink(outside, inside / 'subdir')
     for name in ('link', 'dangling', 'subdir/secret', str(inside / 'link')):
-        with pytest.raises(paths.PathError, match='outside'):
+        with pytest.raises(exception.PathError, match='outside'):
             paths.confine(conf, name, 'known_hosts_file')
 
 
@@ -78,7 +79,7 @@ def test_every_file_option_is_found_nested_ones_too(conf, files):
     assert paths.named_files(wol.schema_for(options), options) == [
         ('suspend_options.private_key_file', 'id'),
         ('suspend_options.known_hosts_file', '/etc/passwd')]
-    with pytest.raises(paths.PathError, match='suspend_options.known_hosts_file=/etc/passwd'):
+    with pytest.raises(exception.PathError, match='suspend_options.known_hosts_file=/etc/passwd'):
         paths.check_options(wol, options, conf)
 
 
@@ -87,7 +88,7 @@ def test_redfish_verify_switch_words_are_not_paths(conf, files):
     for verify in (True, False, 'true', 'False', 'no', '1'):
         paths.check_options(redfish, {'url': 'https://bmc', 'verify': verify}, conf)
     paths.check_options(redfish, {'url': 'https://bmc', 'verify': 'ca.pem'}, conf)
-    with pytest.raises(paths.PathError, match='verify=/etc/ssl/certs/ca.pem'):
+    with pytest.raises(exception.PathError, match='verify=/etc/ssl/certs/ca.pem'):
         paths.check_options(redfish, {'url': 'https://bmc', 'verify': '/etc/ssl/certs/ca.pem'},
                             conf)
 
@@ -103,7 +104,7 @@ def test_ssh_never_reads_a_key_outside(conf, files, caplog):
     peers._keygen(str(key))
     driver = loader.get_driver('ssh', conf)
     for name in (str(key), '../outside/id_ed25519'):
-        with pytest.raises(base.PowerError, match='private_key_file') as raised:
+        with pytest.raises(exception.PowerError, match='private_key_file') as raised:
             driver.suspend(_ssh_target(private_key_file=name,
                                        known_hosts_file='known_hosts'))
         assert 'cannot load' not in str(raised.value)
@@ -125,7 +126,7 @@ def test_auto_add_never_creates_or_truncates_a_file_outside(conf, files, monkeyp
                         lambda client, name: opened.append(name))
     driver = loader.get_driver('ssh', conf)
     for name in (str(outside / 'new_file'), 'known_hosts', str(victim)):
-        with pytest.raises(base.PowerError, match='outside'):
+        with pytest.raises(exception.PowerError, match='outside'):
             driver.status(_ssh_target(private_key_file='id_ed25519', known_hosts_file=name,
                                       host_key_policy='auto_add'))
     assert not (outside / 'new_file').exists()
@@ -150,5 +151,5 @@ def test_redfish_refuses_a_ca_bundle_outside_before_connecting(conf, files):
     driver = loader.get_driver('redfish', conf)
     target = base.PowerTarget('host1', options={
         'url': 'https://127.0.0.1:%d' % peers.free_port(), 'verify': '/etc/ssl/certs'})
-    with pytest.raises(base.PowerError, match='verify=/etc/ssl/certs resolves to'):
+    with pytest.raises(exception.PowerError, match='verify=/etc/ssl/certs resolves to'):
         driver.status(target)

@@ -17,6 +17,7 @@ import os
 
 import pytest
 
+from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import ipmi
 from nova_drs.power import loader
@@ -63,9 +64,9 @@ def test_public_key_side_cannot_unseal(keys):
     sealer, _, _, public = keys
     sealed = _seal(IPMI, sealer)
     os.chmod(public, 0o600)
-    with pytest.raises(sealing.SealError, match='not an unencrypted X25519 private key'):
+    with pytest.raises(exception.SealError, match='not an unencrypted X25519 private key'):
         sealing.Unsealer.from_files([public])
-    with pytest.raises(sealing.SealError) as raised:
+    with pytest.raises(exception.SealError) as raised:
         sealing.unseal_options(sealed, 'cmp1', sealing.Unsealer())
     assert str(raised.value) == (
         "power option 'password' of host cmp1 is sealed for key %s, which is not among "
@@ -76,7 +77,7 @@ def test_wrong_private_key_names_both_keys(keys, tmp_path):
     sealer, _, _, _ = keys
     other = str(tmp_path / 'other.key')
     other_id = sealing.generate_key_pair(other, str(tmp_path / 'other.pub'))
-    with pytest.raises(sealing.SealError, match='sealed for key %s, which is not among '
+    with pytest.raises(exception.SealError, match='sealed for key %s, which is not among '
                        r'\[drs_power\] unseal_private_key_files \(%s\)'
                        % (sealer.key_id, other_id)):
         sealing.unseal_options(_seal(IPMI, sealer), 'cmp1',
@@ -99,7 +100,7 @@ def test_tampered_or_moved_ciphertext_does_not_open(keys, change):
         sealed['address'] = '203.0.113.9'
     else:
         sealed['kg'] = sealed['password']
-    with pytest.raises(sealing.SealError, match='does not unseal with key %s: tampered with, '
+    with pytest.raises(exception.SealError, match='does not unseal with key %s: tampered with, '
                        'or sealed for another host or other options; set it again'
                        % sealer.key_id) as raised:
         sealing.unseal_options(sealed, host, unsealer)
@@ -107,7 +108,7 @@ def test_tampered_or_moved_ciphertext_does_not_open(keys, change):
 
 
 def test_no_public_key_refuses_a_secret_naming_it():
-    with pytest.raises(sealing.SealError, match="power option 'password' is secret and no "
+    with pytest.raises(exception.SealError, match="power option 'password' is secret and no "
                        r"\[drs_power\] seal_public_key_file is set"):
         _seal(IPMI, None)
     # Nothing secret: nothing to seal, no key needed.
@@ -141,14 +142,14 @@ def test_schema_is_the_one_owner_of_secrets():
 def test_key_files_refused_in_one_line(keys, tmp_path):
     _, _, private, public = keys
     os.chmod(private, 0o640)
-    with pytest.raises(sealing.SealError, match=r'readable by group or others \(mode 0640\); '
+    with pytest.raises(exception.SealError, match=r'readable by group or others \(mode 0640\); '
                        'chmod 600 it'):
         sealing.Unsealer.from_files([private])
-    with pytest.raises(sealing.SealError, match='is not an X25519 public key in PEM'):
+    with pytest.raises(exception.SealError, match='is not an X25519 public key in PEM'):
         sealing.Sealer.from_file(private)
-    with pytest.raises(sealing.SealError, match='cannot read public key /no/such.pub'):
+    with pytest.raises(exception.SealError, match='cannot read public key /no/such.pub'):
         sealing.Sealer.from_file('/no/such.pub')
-    with pytest.raises(sealing.SealError, match='already exists; not overwriting'):
+    with pytest.raises(exception.SealError, match='already exists; not overwriting'):
         sealing.generate_key_pair(private, str(tmp_path / 'new.pub'))
     assert os.stat(str(tmp_path / 'seal.key')).st_mode & 0o777 == 0o640
 

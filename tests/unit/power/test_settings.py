@@ -19,6 +19,7 @@ import pytest
 import sushy
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.db import models
 from nova_drs.power import base
 from nova_drs.power import loader
@@ -53,7 +54,7 @@ def test_all_drivers_are_registered():
 
 
 def test_unknown_driver_names_the_choices(conf):
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.get_driver('etherwake', conf)
     assert str(raised.value) == ("unknown power driver 'etherwake' "
                                  "(available: ipmi, noop, redfish, ssh, wol)")
@@ -61,7 +62,7 @@ def test_unknown_driver_names_the_choices(conf):
 
 @pytest.mark.parametrize('name', [None, ''])
 def test_missing_driver_name(name):
-    with pytest.raises(base.PowerError, match='no power driver is set'):
+    with pytest.raises(exception.PowerError, match='no power driver is set'):
         loader.driver_class(name)
 
 
@@ -80,7 +81,7 @@ def test_valid_settings_pass():
 
 
 def test_missing_and_unexpected_options_are_named():
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.check('ipmi', 'off', {'address': 'bmc', 'user': 'admin'})
     message = str(raised.value)
     assert "'username' is a required property" in message
@@ -89,43 +90,44 @@ def test_missing_and_unexpected_options_are_named():
 
 
 def test_wrongly_typed_secret_is_not_echoed():
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.check('ipmi', 'off', dict(IPMI, password=987654321))
     assert str(raised.value) == "invalid power options: option 'password' must be of type string"
 
 
 def test_out_of_range_and_enum_messages():
-    with pytest.raises(base.PowerError, match="option 'port' must be <= 65535"):
+    with pytest.raises(exception.PowerError, match="option 'port' must be <= 65535"):
         loader.check('ssh', 'off', dict(SSH, port=70000))
-    with pytest.raises(base.PowerError, match="'host_key_policy' must be one of reject, auto_add"):
+    with pytest.raises(exception.PowerError,
+                       match="'host_key_policy' must be one of reject, auto_add"):
         loader.check('ssh', 'off', dict(SSH, host_key_policy='ignore'))
 
 
 def test_options_must_be_an_object():
-    with pytest.raises(base.PowerError, match='must be a JSON object'):
+    with pytest.raises(exception.PowerError, match='must be a JSON object'):
         loader.check('noop', 'off', ['a'])
 
 
 def test_mode_the_driver_cannot_do():
-    with pytest.raises(base.PowerError,
+    with pytest.raises(exception.PowerError,
                        match=r"ipmi cannot suspend in mode 's3' \(supports: off\)"):
         loader.check('ipmi', 's3', IPMI)
 
 
 def test_redfish_url_with_credentials_is_refused():
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         loader.check('redfish', 'off', {'url': 'https://admin:Top-S3cret@bmc'})
     assert 'Top-S3cret' not in str(raised.value)
 
 
 def test_wol_checks_the_suspend_driver_options():
-    with pytest.raises(base.PowerError, match="'username' is a required property"):
+    with pytest.raises(exception.PowerError, match="'username' is a required property"):
         loader.check('wol', 'off', {'suspend_via': 'ssh', 'suspend_options': {}})
-    with pytest.raises(base.PowerError, match="unknown power driver 'acpi'"):
+    with pytest.raises(exception.PowerError, match="unknown power driver 'acpi'"):
         loader.check('wol', 'off', {'suspend_via': 'acpi'})
-    with pytest.raises(base.PowerError, match='suspend_via cannot be wol'):
+    with pytest.raises(exception.PowerError, match='suspend_via cannot be wol'):
         loader.check('wol', 'off', {'suspend_via': 'wol'})
-    with pytest.raises(base.PowerError, match='cannot suspend in mode'):
+    with pytest.raises(exception.PowerError, match='cannot suspend in mode'):
         loader.check('wol', 's3', {'suspend_via': 'ipmi', 'suspend_options': IPMI})
 
 
@@ -173,15 +175,15 @@ def test_target_from_host_row():
 
 def test_target_from_mapping_and_bad_json_is_not_quoted():
     assert base.PowerTarget.from_host({'host': 'cmp1', 'power_mode': 's3'}).mode == 's3'
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         base.PowerTarget.from_host({'host': 'cmp1', 'power_options': '{"password": "Top-S3'})
     assert str(raised.value) == 'power options of host cmp1 are not valid JSON'
-    with pytest.raises(base.PowerError, match='must be a JSON object'):
+    with pytest.raises(exception.PowerError, match='must be a JSON object'):
         base.PowerTarget.from_host({'host': 'cmp1', 'power_options': '[1]'})
 
 
 def test_target_mode_is_checked():
-    with pytest.raises(base.PowerError, match="must be one of s3, off, not 'hibernate'"):
+    with pytest.raises(exception.PowerError, match="must be one of s3, off, not 'hibernate'"):
         base.PowerTarget('cmp1', mode='hibernate')
 
 
@@ -190,30 +192,31 @@ def test_target_mode_is_checked():
 def test_library_errors_become_power_errors_without_secrets(conf):
     driver = FailingDriver(conf)
     target = base.PowerTarget('cmp1', options={'password': 'Top-S3cret'})
-    with pytest.raises(base.PowerError) as raised:
+    with pytest.raises(exception.PowerError) as raised:
         driver.suspend(target)
     assert str(raised.value) == 'suspend of host cmp1 via failing failed: login with *** refused'
-    with pytest.raises(base.PowerError, match='wake of host cmp1 via failing failed: OSError'):
+    with pytest.raises(exception.PowerError,
+                       match='wake of host cmp1 via failing failed: OSError'):
         driver.wake(target)
-    with pytest.raises(base.PowerError, match="driver returned 'sleeping'"):
+    with pytest.raises(exception.PowerError, match="driver returned 'sleeping'"):
         driver.status(target)
 
 
 def test_invalid_stored_options_fail_before_any_action(conf):
     target = base.PowerTarget('cmp1', options={'address': 'bmc'})
-    with pytest.raises(base.PowerError, match="status of host cmp1 via ipmi failed: invalid"):
+    with pytest.raises(exception.PowerError, match="status of host cmp1 via ipmi failed: invalid"):
         loader.get_driver('ipmi', conf).status(target)
 
 
 def test_ssh_cannot_wake(conf):
-    with pytest.raises(base.PowerError, match='use the wol driver with suspend_via ssh'):
+    with pytest.raises(exception.PowerError, match='use the wol driver with suspend_via ssh'):
         loader.get_driver('ssh', conf).wake(base.PowerTarget('cmp1', options=SSH))
 
 
 def test_wol_without_suspend_driver_is_wake_only(conf):
     driver = loader.get_driver('wol', conf)
     target = base.PowerTarget('cmp1', mac='52:54:00:ab:cd:01')
-    with pytest.raises(base.PowerError, match='wol can only wake; set suspend_via'):
+    with pytest.raises(exception.PowerError, match='wol can only wake; set suspend_via'):
         driver.suspend(target)
     assert driver.status(target) == base.UNKNOWN
 
@@ -238,7 +241,7 @@ def test_mac_forms(mac, expected):
 @pytest.mark.parametrize('mac', [None, '', '52:54:00:ab:cd', '52:54-00:ab:cd:01',
                                  'zz:54:00:ab:cd:01', '52:54:00:ab:cd:01:02'])
 def test_bad_macs(mac):
-    with pytest.raises(base.PowerError, match='no valid MAC'):
+    with pytest.raises(exception.PowerError, match='no valid MAC'):
         wol.normalise_mac(mac, 'cmp1')
 
 
@@ -250,7 +253,7 @@ def test_bad_drs_power_value_in_nova_conf_is_a_config_error(tmp_path):
     config = cfg.ConfigOpts()
     drs_conf.register_opts(config)
     config(['--config-file', str(config_file)], project='nova-drs-test')
-    with pytest.raises(drs_conf.ConfigError, match=r'\[drs_power\] timeout'):
+    with pytest.raises(exception.ConfigError, match=r'\[drs_power\] timeout'):
         drs_conf.validate(config)
 
 
@@ -313,7 +316,7 @@ def test_redfish_suspend_reset_choice(monkeypatch, conf, mode, state, allowed, r
 def test_redfish_suspend_without_fallback_fails(monkeypatch, conf, allowed, reject, match):
     system = StubSystem(sushy.PowerState.ON, allowed, reject)
     target = base.PowerTarget('cmp1', options={'url': 'https://bmc'})
-    with pytest.raises(base.PowerError, match=match):
+    with pytest.raises(exception.PowerError, match=match):
         redfish_with(monkeypatch, conf, system).suspend(target)
     assert system.resets == []
 

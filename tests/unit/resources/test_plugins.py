@@ -16,6 +16,7 @@ import logging
 import types
 import unittest
 
+from nova_drs import exception
 from nova_drs.resources import base
 from nova_drs.resources import guard
 from nova_drs.resources import loader
@@ -40,11 +41,11 @@ class TestLoader(unittest.TestCase):
                          [plugin.name for plugin in plugins])
 
     def test_unknown_name_is_a_clear_error(self):
-        with self.assertRaisesRegex(loader.PluginLoadError, "unknown plugin 'nope'.*known"):
+        with self.assertRaisesRegex(exception.PluginLoadError, "unknown plugin 'nope'.*known"):
             loader.load(loader.COMPUTE_NAMESPACE, ['nope'], base.ComputeResourcePlugin)
 
     def test_wrong_base_class(self):
-        with self.assertRaisesRegex(loader.PluginLoadError, 'is not a SchedulerConsumer'):
+        with self.assertRaisesRegex(exception.PluginLoadError, 'is not a SchedulerConsumer'):
             loader.load(loader.CONSUMER_NAMESPACE, ['%s:Broken' % __name__],
                         base.SchedulerConsumerPlugin)
 

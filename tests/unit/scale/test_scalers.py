@@ -12,6 +12,7 @@
 
 import pytest
 
+from nova_drs import exception
 from nova_drs.scale import scalers
 
 
@@ -39,6 +40,6 @@ def test_resize_scaler_is_the_shipped_one():
 
 
 def test_unknown_scaler_names_the_option():
-    with pytest.raises(scalers.ScalerError) as error:
+    with pytest.raises(exception.ScalerError) as error:
         scalers.load('hotplug-that-does-not-exist')
     assert "[drs_scale] scaler" in str(error.value)

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from nova_drs import exception
 from nova_drs.cmd import sim as cli
 from nova_drs.loadbalancer import power
 from nova_drs.sim import datacenter
@@ -42,14 +43,14 @@ def write_traces(directory, rows, samples=6):
 ])
 def test_bad_trace_files_name_file_and_line(tmp_path, content, message):
     (tmp_path / 'vm00').write_text(content)
-    with pytest.raises(traces.TraceError, match=message):
+    with pytest.raises(exception.TraceError, match=message):
         traces.load_directory(str(tmp_path), samples=6)
 
 
 def test_empty_or_missing_directory(tmp_path):
-    with pytest.raises(traces.TraceError, match='no trace files'):
+    with pytest.raises(exception.TraceError, match='no trace files'):
         traces.load_directory(str(tmp_path))
-    with pytest.raises(traces.TraceError, match='not a directory'):
+    with pytest.raises(exception.TraceError, match='not a directory'):
         traces.load_directory(str(tmp_path / 'nope'))
 
 
@@ -95,7 +96,7 @@ def test_small_day_runs_and_keeps_every_vm_placed(tmp_path):
 def test_too_few_hosts_is_a_clear_error(tmp_path):
     path = write_traces(tmp_path / 'day', [[100]] * 4)
     names, data = traces.load_directory(path, 6)
-    with pytest.raises(engine.SimulationError, match='fits on no host'):
+    with pytest.raises(exception.SimulationError, match='fits on no host'):
         engine.Simulation(names, data, 'thr_mmt_0.8', hosts=1).run()
 
 

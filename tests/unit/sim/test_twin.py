@@ -25,11 +25,10 @@ import pytest
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import exception
 from nova_drs.clients import nova_api
 from nova_drs.cmd import sim as sim_cli
-from nova_drs.daemon import coordination
 from nova_drs.db import statistics as db_statistics
-from nova_drs.power import base as power_base
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
 from nova_drs.sim.twin import cloud as twin_cloud
@@ -284,7 +283,7 @@ def test_an_unresponsive_bmc_times_out_as_a_power_error():
     try:
         driver = twin_power.TwinPower(_one_host_cloud(faults), random.Random(0))
         driver_, target = driver({'host': 'host-0'})
-        with pytest.raises(power_base.PowerError, match='did not answer'):
+        with pytest.raises(exception.PowerError, match='did not answer'):
             driver_.suspend(target)
     finally:
         timeutils.clear_time_override()
@@ -300,7 +299,7 @@ def test_a_lapsed_leader_hands_the_lock_to_the_standby_mid_plan():
     assert not a.still_leader()                    # the lease lapsed right before an action
     assert b.is_leader() and not a.is_leader() and faults.counts['leader_takeover'] == 1
     assert str(b.fence_token()) != str(first)
-    with pytest.raises(coordination.NotLeader):
+    with pytest.raises(exception.NotLeader):
         a.fence_token()
 
 

@@ -26,6 +26,7 @@ import uuid
 from oslo_config import cfg
 import oslo_messaging as messaging
 
+from nova_drs import exception
 from nova_drs.conf import stats as stats_conf
 from nova_drs.db import api
 from nova_drs.db import hosts as db_hosts
@@ -70,7 +71,7 @@ class TestValueBounds(unittest.TestCase):
         now = test_store.T0
         for change in cases:
             with self.subTest(change=change):
-                with self.assertRaises(ingest.InvalidSample) as raised:
+                with self.assertRaises(exception.InvalidSample) as raised:
                     ingest.rows_from_sample(broken(change), now)
                 self.assertEqual(ingest.OUT_OF_RANGE, raised.exception.reason)
         host_row, _rows = ingest.rows_from_sample(

@@ -35,46 +35,49 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 LAYERS = {
     # 0, leaves: import nothing of nova_drs outside themselves.
     'nova_drs': 0,                   # the namespace only
-    'nova_drs.conf': 0,              # options: every layer reads them
-    'nova_drs.loadbalancer': 0,      # the pure decision core: no conf, no I/O
-    'nova_drs.power': 0,             # BMC drivers, configured by arguments
-    'nova_drs.rule_patterns': 0,     # allow/deny pattern syntax
-    # 1, value vocabularies that aggregate metadata is checked against.
-    'nova_drs.observability.power_model': 1,  # power curves: the core's model
-    'nova_drs.overcommit.accounting': 1,      # ratio limits and arithmetic
-    # 2, storage and the readings of aggregate metadata and flavors.
-    'nova_drs.db': 2,                # tables; rows become the core's model
-    'nova_drs.aggregate_keys': 2,    # metadata keys, checked with layer 1
-    'nova_drs.opt_out': 2,           # servers' drs:automation, on the model
-    'nova_drs.loadbalancer_plugins': 2,  # stevedore names of core algorithms
-    'nova_drs.client': 2,            # REST client of the API; power option names
+    # the errors every layer raises and catches (stdlib only, as nova's)
+    'nova_drs.exception': 0,
+    # 1, import nothing of nova_drs but the errors.
+    'nova_drs.conf': 1,              # options: every layer reads them
+    'nova_drs.loadbalancer': 1,      # the pure decision core: no conf, no I/O
+    'nova_drs.power': 1,             # BMC drivers, configured by arguments
+    'nova_drs.rule_patterns': 1,     # allow/deny pattern syntax
+    # 2, value vocabularies that aggregate metadata is checked against.
+    'nova_drs.observability.power_model': 2,  # power curves: the core's model
+    'nova_drs.overcommit.accounting': 2,      # ratio limits and arithmetic
+    # 3, storage and the readings of aggregate metadata and flavors.
+    'nova_drs.db': 3,                # tables; rows become the core's model
+    'nova_drs.aggregate_keys': 3,    # metadata keys, checked with layer 2
+    'nova_drs.opt_out': 3,           # servers' drs:automation, on the model
+    'nova_drs.loadbalancer_plugins': 3,  # stevedore names of core algorithms
+    'nova_drs.client': 3,            # REST client of the API; power option names
     # placement usages on every supported openstacksdk: openstack only, so the
-    # overcommit sync (3) and the daemon's client (4) share the one call.
-    'nova_drs.clients.placement_usages': 2,
-    # 3, what the services share, on top of storage and metadata.
-    'nova_drs.cluster_policy': 3,    # a host's policy, from aggregate_keys
-    'nova_drs.overcommit': 3,        # ratios per aggregate, stored in db
-    'nova_drs.observability': 3,     # metrics and energy, read from db
-    'nova_drs.osc': 3,               # openstack CLI plugin, on the client
-    # 4, services on layer 3.
-    'nova_drs.stats': 4,             # collector: db, overcommit, metrics
-    'nova_drs.scheduling': 4,        # the scheduler's view of requests
+    # overcommit sync (4) and the daemon's client (5) share the one call.
+    'nova_drs.clients.placement_usages': 3,
+    # 4, what the services share, on top of storage and metadata.
+    'nova_drs.cluster_policy': 4,    # a host's policy, from aggregate_keys
+    'nova_drs.overcommit': 4,        # ratios per aggregate, stored in db
+    'nova_drs.observability': 4,     # metrics and energy, read from db
+    'nova_drs.osc': 4,               # openstack CLI plugin, on the client
+    # 5, services on layer 4.
+    'nova_drs.stats': 5,             # collector: db, overcommit, metrics
+    'nova_drs.scheduling': 5,        # the scheduler's view of requests
     # REST clients of nova and placement (openstacksdk), used by the daemon,
     # the scale executor and the commands; they count calls in the metrics.
-    'nova_drs.clients': 4,
-    # 5, features the entry points compose.
-    'nova_drs.scale': 5,             # resizing servers through nova_api
-    'nova_drs.resources': 5,         # compute-node monitor publishing stats
-    # 6, what runs inside nova's processes or as the daemon: siblings.
-    'nova_drs.api': 6,               # nova-api extension
-    'nova_drs.filters': 6,           # nova-scheduler filters
-    'nova_drs.weights': 6,           # nova-scheduler weighers
-    'nova_drs.daemon': 6,            # nova-loadbalancer
-    # 7, the simulator: its digital twin runs the real daemon on a fake cloud.
-    'nova_drs.sim': 7,
-    # 8, the top: commands wire everything; the tempest plugin tests a cloud.
-    'nova_drs.cmd': 8,
-    'nova_drs.tests': 8,
+    'nova_drs.clients': 5,
+    # 6, features the entry points compose.
+    'nova_drs.scale': 6,             # resizing servers through nova_api
+    'nova_drs.resources': 6,         # compute-node monitor publishing stats
+    # 7, what runs inside nova's processes or as the daemon: siblings.
+    'nova_drs.api': 7,               # nova-api extension
+    'nova_drs.filters': 7,           # nova-scheduler filters
+    'nova_drs.weights': 7,           # nova-scheduler weighers
+    'nova_drs.daemon': 7,            # nova-loadbalancer
+    # 8, the simulator: its digital twin runs the real daemon on a fake cloud.
+    'nova_drs.sim': 8,
+    # 9, the top: commands wire everything; the tempest plugin tests a cloud.
+    'nova_drs.cmd': 9,
+    'nova_drs.tests': 9,
 }
 
 #: unit -> the only units that may import it (besides itself), a sharper
@@ -278,10 +281,10 @@ def test_the_checks_find_an_upward_import_and_a_cycle():
     }
     graph = import_graph(sources)
     assert violations(graph) == [
-        'nova_drs.conf:1 imports nova_drs.daemon: layer 0 (nova_drs.conf) '
-        'may not import layer 6 (nova_drs.daemon)',
-        'nova_drs.daemon:2 imports nova_drs.cmd: layer 6 (nova_drs.daemon) '
-        'may not import layer 8 (nova_drs.cmd)',
+        'nova_drs.conf:1 imports nova_drs.daemon: layer 1 (nova_drs.conf) '
+        'may not import layer 7 (nova_drs.daemon)',
+        'nova_drs.daemon:2 imports nova_drs.cmd: layer 7 (nova_drs.daemon) '
+        'may not import layer 9 (nova_drs.cmd)',
     ]
     assert cycles(graph) == ['nova_drs.cmd -> nova_drs.conf -> nova_drs.daemon -> '
                              'nova_drs.cmd', 'nova_drs.db.a -> nova_drs.db.b -> nova_drs.db.a']
