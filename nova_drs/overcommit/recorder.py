@@ -16,6 +16,14 @@ An oslo.messaging notification endpoint: the nova-drs daemon listens on
 nova's ``versioned_notifications`` topic with it. Landing events record
 (or re-record, after a move) the instance's host, flavor size and the
 host's current ratios; ``instance.delete.end`` forgets the instance.
+
+A notification may be handled late (the daemon was busy, down or behind on
+the queue) or twice (at-least-once delivery), after the host's ratio was
+raised: ``instance.create.end`` then keeps the ratios the instance is
+already recorded with on that host (by ``overcommit sync`` or an earlier
+delivery), else takes those in force at its launch from the ratio history
+(as the sync does). Recording the new ratio would count the instance
+smaller than its guaranteed share and let the scheduler over-admit.
 """
 
 from oslo_log import log as logging
@@ -38,6 +46,7 @@ LANDING_EVENTS = (
     'instance.unshelve.end',
 )
 DELETE_EVENTS = ('instance.delete.end',)
+CREATE_EVENT = 'instance.create.end'
 
 
 def _data(obj):
@@ -81,7 +90,29 @@ class OvercommitRecorder:
         cpu_ratio, ram_ratio = self._ratio_lookup(host)
         db_overcommit.note_ratios(self._database, host, cpu_ratio, ram_ratio,
                           timeutils.utcnow().replace(microsecond=0))
+        if event_type == CREATE_EVENT:
+            cpu_ratio, ram_ratio = (self._deployed_with(instance_uuid, host, data)
+                                    or (cpu_ratio, ram_ratio))
         db_overcommit.record(self._database, instance_uuid, host, flavor.get('vcpus'),
                      flavor.get('memory_mb'), cpu_ratio, ram_ratio, event_type)
         LOG.debug('Recorded %s on %s with cpu ratio %s, ram ratio %s (%s)',
                   instance_uuid, host, cpu_ratio, ram_ratio, event_type)
+
+    def _deployed_with(self, instance_uuid, host, data):
+        """(cpu, ram) ratios a created instance landed with, when already known."""
+        row = db_overcommit.get(self._database, instance_uuid)
+        if row is not None and row['host'] == host:
+            return row['cpu_allocation_ratio'], row['ram_allocation_ratio']
+        launched = _launched_at(data)
+        if launched is None:
+            return None
+        return db_overcommit.ratios_at(self._database, host, launched)
+
+
+def _launched_at(data):
+    """The payload's ``launched_at`` as naive UTC (the ratio history's), or None."""
+    try:
+        when = timeutils.parse_isotime(data['launched_at'])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return timeutils.normalize_time(when)

@@ -49,20 +49,17 @@ class CollectorRecordsTest(test_scheduler_overcommit.OvercommitTestBase):
 
     def feed_notifications(self):
         """Send what nova emitted since last time, as nova would, on nova's topic."""
-        emitted = self.notifier.versioned_notifications
+        emitted = list(self.notifier.versioned_notifications)
         for notification in emitted[self._fed:]:
             self.nova_notifier.prepare(publisher_id=notification['publisher_id']).info(
                 {}, notification['event_type'], notification['payload'])
         self._fed = len(emitted)
 
     def boot(self):
-        server = super().boot()
+        server = super().boot()  # waits for create.end, then sends it
         if server['status'] == 'ACTIVE':
-            deadline = time.monotonic() + 10
-            while db_overcommit.get(self.drs_db, server['id']) is None:
-                self.assertLess(time.monotonic(), deadline, 'collector recorded nothing')
-                time.sleep(0.05)
-                self.feed_notifications()  # create.end may follow the ACTIVE status
+            self.wait_until(lambda: db_overcommit.get(self.drs_db, server['id']),
+                            'the collector to record %s' % server['id'])
         return server
 
     def test_seed_example_ratio_raised_then_lowered(self):
@@ -81,8 +78,7 @@ class CollectorRecordsTest(test_scheduler_overcommit.OvercommitTestBase):
         self.assertEqual({'host1': 10}, self.boot_until_full(limit=20))
 
         # 2.0 -> 1.0: nothing fits and the >100 % alert is raised.
-        self.notifier.reset()
-        self._fed = 0
+        self.reset_notifications()
         self.set_metadata(agg_id, cpu_allocation_ratio='1.0')
         self.assertEqual('ERROR', self.boot()['status'])
         exceeded = [n for n in self.notifier.notifications if n.event_type == alerts.EVENT_TYPE]

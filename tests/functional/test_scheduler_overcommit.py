@@ -20,14 +20,17 @@ drops hosts on its own allocation_ratio before any filter runs.
 
 import time
 
+import fixtures
 from nova import context as nova_context
 
 from nova_drs import conf as drs_conf
 from nova_drs.cmd import manage_overcommit
 from nova_drs.db import overcommit as db_overcommit
+from nova_drs.filters import overcommit_base
 from nova_drs.overcommit import alerts
 from nova_drs.overcommit import nova_view
 from nova_drs.overcommit import recorder
+from nova_drs.scheduling import request_view
 from tests.functional import base
 from tests.functional import daemon_support
 
@@ -45,14 +48,51 @@ class OvercommitTestBase(base.DrsFunctionalTestCase):
         self.recorder = recorder.OvercommitRecorder(
             self.drs_db, nova_view.RatioLookup(drs_conf.CONF))
         self._fed = 0
+        self._fresh_scheduler_state()
+
+    def _fresh_scheduler_state(self):
+        """The plugins' process-wide state as a new nova-scheduler has it.
+
+        The recorded usage the filters read is reused across requests for
+        [drs_scheduler] cache_seconds of wall time: its clock is frozen, so
+        whether a request reads it again depends on the ratio change (and
+        nothing else) however slowly the machine runs, and a previous test's
+        usage, ratios or alerts are never seen.
+        """
+        def forget():
+            request_view._ratios_seen.clear()
+            request_view._usage.invalidate()
+            request_view._views.invalidate()
+            overcommit_base._exceeded._over.clear()
+        forget()
+        self.addCleanup(forget)
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_drs.scheduling.request_view._usage._clock', lambda: 0.0))
 
     def feed_notifications(self):
         """Hand the recorder every versioned notification nova emitted since last time."""
-        emitted = self.notifier.versioned_notifications
+        emitted = list(self.notifier.versioned_notifications)
         for notification in emitted[self._fed:]:
             self.recorder.info(None, notification['publisher_id'],
                                notification['event_type'], notification['payload'], {})
+        # what was handed over, not len() of the live list: nova may have
+        # emitted more meanwhile, which the next call must hand over
         self._fed = len(emitted)
+
+    def reset_notifications(self):
+        self.notifier.reset()
+        self._fed = 0
+
+    def wait_until(self, condition, what, timeout=120):
+        """Poll ``condition()`` until it returns something true; fail after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = condition()
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                self.fail('timed out waiting for %s' % what)
+            time.sleep(0.1)
 
     def aggregate(self, name, hosts, **metadata):
         agg_id = self.admin_api.post_aggregate({'aggregate': {'name': name}})['id']
@@ -89,23 +129,24 @@ class OvercommitTestBase(base.DrsFunctionalTestCase):
         return server
 
     def _wait_for_create_end(self, server_id):
-        """nova 32 can emit instance.create.end just after the server shows ACTIVE."""
-        for _ in range(50):
-            if any(n['event_type'] == 'instance.create.end'
-                   and n['payload'].get('nova_object.data', {}).get('uuid') == server_id
-                   for n in self.notifier.versioned_notifications):
-                return
-            time.sleep(0.2)
-        self.fail('no instance.create.end for %s' % server_id)
+        self.wait_for_notification('instance.create.end', server_id)
+
+    def wait_for_notification(self, event_type, server_id):
+        """nova emits create.end just after the server shows ACTIVE, delete.end
+        after it is gone from the API: wait for the notification itself."""
+        self.wait_until(lambda: any(
+            n['event_type'] == event_type
+            and n['payload'].get('nova_object.data', {}).get('uuid') == server_id
+            for n in list(self.notifier.versioned_notifications)),
+            '%s of %s' % (event_type, server_id))
 
     def _wait_for_state_change(self, server, expected_status, **kwargs):
         if isinstance(expected_status, tuple):
-            for _ in range(50):
-                server = self.api.get_server(server['id'])
-                if server['status'] in expected_status:
-                    return server
-                time.sleep(0.2)
-            self.fail('server %s stuck in %s' % (server['id'], server['status']))
+            def settled():
+                found = self.api.get_server(server['id'])
+                return found if found['status'] in expected_status else None
+            return self.wait_until(settled, 'server %s in %s' % (server['id'],
+                                                                   expected_status))
         return super()._wait_for_state_change(server, expected_status, **kwargs)
 
     def boot_until_full(self, limit=20):
@@ -218,7 +259,7 @@ class RatioChangeTest(OvercommitTestBase):
         self.assertEqual([1.0, 2.0, 2.0], recorded)
 
         # 2.0 -> 1.0: 3 vCPUs on a 2-vCPU total: 150 %, nothing more fits, alert
-        self.notifier.reset()
+        self.reset_notifications()
         self.set_metadata(agg_id, cpu_allocation_ratio='1.0')
         server = self.boot()
         self.assertEqual('ERROR', server['status'])
@@ -236,6 +277,23 @@ class RatioChangeTest(OvercommitTestBase):
         self.assertEqual((2.0, 3.0, -1.0, 150.0), (cpu.total, cpu.used, cpu.free, cpu.percent))
         self.assertIn('150.0% OVER', text)
 
+    def test_create_end_handled_after_the_raise_keeps_the_old_ratio(self):
+        # The daemon handles instance.create.end late or twice (at-least-once
+        # delivery) after the ratio was raised: the instance stays recorded
+        # with the ratio it landed with, else one server too many fits.
+        agg_id = self.aggregate('A', ['host1'], cpu_allocation_ratio='1.0')
+        self.sync()
+        server = self.boot()
+        self.set_metadata(agg_id, cpu_allocation_ratio='2.0')
+        self.sync()
+        create_end = [n for n in self.notifier.versioned_notifications
+                      if n['event_type'] == 'instance.create.end']
+        self.recorder.info(None, create_end[0]['publisher_id'], 'instance.create.end',
+                           create_end[0]['payload'], {})
+        self.assertEqual(1.0, db_overcommit.get(self.drs_db, server['id'])
+                         ['cpu_allocation_ratio'])
+        self.assertEqual({'host1': 2}, self.boot_until_full())
+
 
 class RecorderTest(OvercommitTestBase):
     COMPUTE_DRIVER = 'fake.MediumFakeDriver'
@@ -245,6 +303,7 @@ class RecorderTest(OvercommitTestBase):
         self.aggregate('A', ['host1'], cpu_allocation_ratio='2.0', ram_allocation_ratio='1.5')
         self.aggregate('B', ['host2'], cpu_allocation_ratio='3.0')
         server = self._create_server(flavor_id=self.flavor_id, networks='none', host='host1')
+        self._wait_for_create_end(server['id'])
         self.feed_notifications()
         row = db_overcommit.get(self.drs_db, server['id'])
         self.assertEqual(('host1', 1, 64, 2.0, 1.5, 'instance.create.end'),
@@ -253,6 +312,7 @@ class RecorderTest(OvercommitTestBase):
                           row['recorded_by']))
 
         self._live_migrate(server, host='host2')
+        self.wait_for_notification('instance.live_migration_post_dest.end', server['id'])
         self.feed_notifications()
         row = db_overcommit.get(self.drs_db, server['id'])
         self.assertEqual(('host2', 3.0), (row['host'], row['cpu_allocation_ratio']))
@@ -261,12 +321,14 @@ class RecorderTest(OvercommitTestBase):
 
         self._migrate_server(server, host='host1')
         self._confirm_resize(server)
+        self.wait_for_notification('instance.resize_finish.end', server['id'])
         self.feed_notifications()
         row = db_overcommit.get(self.drs_db, server['id'])
         self.assertEqual(('host1', 2.0, 'instance.resize_finish.end'),
                          (row['host'], row['cpu_allocation_ratio'], row['recorded_by']))
 
         self._delete_server(server)
+        self.wait_for_notification('instance.delete.end', server['id'])
         self.feed_notifications()
         self.assertIsNone(db_overcommit.get(self.drs_db, server['id']))
 
