@@ -13,8 +13,9 @@
 """A plan of 2,000 migrations (plus suspends and wakes) leaves in bounded bursts.
 
 Real orchestrator, real cycle accounting (``LoadBalancer._act``), a real
-SQLite DRS database; only nova is a stand-in that records what it is asked
-and finishes each migration one cycle after it started.
+SQLite DRS database; only nova is a stand-in (tests/unit/daemon/fakes.py)
+that records what it is asked and finishes each migration one cycle after it
+started.
 """
 
 import collections
@@ -31,6 +32,7 @@ from nova_drs.db import migration
 from nova_drs.db import plans
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
+from tests.unit.daemon import fakes
 
 LIMITS = {'per_host': 2, 'per_destination': 2, 'per_cluster': 50,
           'suspends_per_cycle': 2, 'wakes_per_cycle': 3}
@@ -42,28 +44,6 @@ ASLEEP = ['asleep%02d' % i for i in range(12)]
 
 def cluster_of(host):
     return 'c%d' % (int(host[-1]) % 2)
-
-
-class FakeNova:
-    """nova as the orchestrator sees it: migrations start now, end next cycle."""
-
-    def __init__(self, servers):
-        self.servers = servers              # uuid -> server dict
-        self.requests = []                  # (uuid, destination), in order
-        self.running = {}                   # uuid -> (source, destination)
-
-    def live_migrate(self, uuid, host=None):
-        server = self.servers[uuid]
-        assert not server['OS-EXT-STS:task_state'], 'second migration of %s' % uuid
-        self.requests.append((uuid, host))
-        self.running[uuid] = (server['OS-EXT-SRV-ATTR:host'], host)
-        server['OS-EXT-STS:task_state'] = 'migrating'
-
-    def finish(self, uuids):
-        for uuid in uuids:
-            _source, destination = self.running.pop(uuid)
-            self.servers[uuid].update({'OS-EXT-SRV-ATTR:host': destination,
-                                       'OS-EXT-STS:task_state': None})
 
 
 class TestBoundedBursts:
@@ -86,7 +66,7 @@ class TestBoundedBursts:
             self.destination[uuid] = DESTINATIONS[(i % 50) * 2 + int(source[-1]) % 2]
             servers[uuid] = {'id': uuid, 'status': 'ACTIVE', 'OS-EXT-SRV-ATTR:host': source,
                              'OS-EXT-STS:task_state': None}
-        self.nova = FakeNova(servers)
+        self.nova = fakes.FakeNova(servers)
         self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.db,
                                              catalog.by_name('drs'), power_drivers=None)
         self.balancer.orchestrator.limits = LIMITS
@@ -106,7 +86,7 @@ class TestBoundedBursts:
         return cloud_view.View(
             snapshot=model.Snapshot(hosts=hosts, instances=(), migrations=(), now=0.0),
             services={}, servers=self.nova.servers, clusters={}, stale_hosts=(),
-            aggregates=[], hypervisors=[], in_flight=tuple(self.nova.running.values()))
+            aggregates=[], hypervisors=[], in_flight=self.nova.in_flight())
 
     def _check_cycle(self, view, requests, states_before, states_after):
         in_flight = list(view.in_flight) + [
@@ -145,7 +125,10 @@ class TestBoundedBursts:
             self.nova.finish(were_running)     # what started this cycle runs on
             if not plans.approved(self.db):
                 self.nova.finish(list(self.nova.running))
-        # Nothing lost, nothing twice: every server moved once, to its destination.
+        # Nothing lost, nothing twice: every server moved once, to its destination
+        # (nova records every request, a second one for a moving server too).
+        assert not self.nova.called('cold_migrate')
+        assert len(self.nova.migration_records) == len(self.nova.requests)  # none refused
         assert sorted(uuid for uuid, _ in self.nova.requests) == sorted(self.destination)
         assert {uuid: s['OS-EXT-SRV-ATTR:host'] for uuid, s in
                 self.nova.servers.items()} == self.destination

@@ -27,6 +27,7 @@ from nova_drs.db import models
 from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
+from tests.unit.daemon import fakes
 
 OLD, NEW = 'member-a#1/p1', 'member-b#2/p2'
 
@@ -39,20 +40,22 @@ def database(tmp_path):
     db.dispose()
 
 
-class FakeNova:
-    def __init__(self, server=None, migrations=(), unavailable=False):
-        self._server, self._migrations, self.unavailable = server, list(migrations), unavailable
+def nova_with(server=None, migrations=(), unavailable=False):
+    """nova holding vm1 (``server``: where it is, None: deleted) and its migration records."""
+    nova = fakes.FakeNova()
+    if server is not None:
+        nova.servers['vm1'] = server
+    nova.migration_records.extend(migrations)
+    if unavailable:
+        nova.faults['server'] = exception.NovaUnavailable('GET /servers: timed out')
+    return nova
 
-    def server(self, server_id):
-        if self.unavailable:
-            raise exception.NovaUnavailable('GET /servers: timed out')
-        if self._server is None:
-            raise exception.NovaRequestFailed('GET /servers: HTTP 404', 404)
-        return self._server
 
-    def migrations(self, **filters):
-        assert filters == {'instance_uuid': 'vm1'}
-        return self._migrations
+def reconcile(nova, database):
+    """plan_recovery.reconcile by the new term; it asks nova only of vm1's own records."""
+    outcome = plan_recovery.reconcile(nova, database, NEW)
+    assert all(filters == ({'instance_uuid': 'vm1'},) for filters in nova.called('migrations'))
+    return outcome
 
 
 def _claimed(database, action, token=OLD):
@@ -71,7 +74,7 @@ def _status(database, plan_id):
 
 
 def _server(host, task=None):
-    return {'OS-EXT-SRV-ATTR:host': host, 'OS-EXT-STS:task_state': task}
+    return fakes.server('vm1', host, task=task)
 
 
 MOVE = model.Migrate('vm1', 'src', 'dst', 'overload')
@@ -79,15 +82,16 @@ MOVE = model.Migrate('vm1', 'src', 'dst', 'overload')
 
 def _record(claimed_at, seconds, id_=7, status='completed'):
     created = claimed_at + datetime.timedelta(seconds=seconds)
-    return {'id': id_, 'status': status, 'created_at': created.isoformat()}
+    return {'id': id_, 'instance_uuid': 'vm1', 'status': status,
+            'created_at': created.isoformat()}
 
 
 def test_never_asked_goes_back_to_pending_and_runs_again(database):
     plan_id, claimed_at = _claimed(database, MOVE)
     # The dead leader recorded its request, then died before asking nova.
     lb_migrations.request(database, 'vm1', 'src', 'dst', 'live', 'overload')
-    nova = FakeNova(_server('src'), [_record(claimed_at, -3600, id_=3)])  # an older move
-    assert plan_recovery.reconcile(nova, database, NEW) == {plan_progress.PENDING: 1}
+    nova = nova_with(_server('src'), [_record(claimed_at, -3600, id_=3)])  # an older move
+    assert reconcile(nova, database) == {plan_progress.PENDING: 1}
     assert _status(database, plan_id) == plan_progress.PENDING
     # That request is withdrawn: the resent move is not held back by a cooldown.
     assert lb_migrations.open_requests(database) == []
@@ -96,19 +100,19 @@ def test_never_asked_goes_back_to_pending_and_runs_again(database):
 
 def test_on_its_destination_or_a_record_after_the_claim_is_done(database):
     plan_id, _ = _claimed(database, MOVE)
-    assert plan_recovery.reconcile(FakeNova(_server('dst')), database, NEW) == {
+    assert reconcile(nova_with(_server('dst')), database) == {
         plan_progress.DONE: 1}
     assert _status(database, plan_id) == plan_progress.DONE
     plan_id, claimed_at = _claimed(database, MOVE)
-    nova = FakeNova(_server('src'), [_record(claimed_at, 5, status='error')])
-    assert plan_recovery.reconcile(nova, database, NEW) == {plan_progress.DONE: 1}
+    nova = nova_with(_server('src'), [_record(claimed_at, 5, status='error')])
+    assert reconcile(nova, database) == {plan_progress.DONE: 1}
     assert 'nova migration 7 (error)' in plans.get(database, plan_id)['actions'][0]['detail']
 
 
 def test_busy_or_unreachable_is_left_for_a_later_cycle(database):
     plan_id, _ = _claimed(database, MOVE)
-    assert plan_recovery.reconcile(FakeNova(_server('src', 'migrating')), database, NEW) == {}
-    assert plan_recovery.reconcile(FakeNova(unavailable=True), database, NEW) == {}
+    assert reconcile(nova_with(_server('src', 'migrating')), database) == {}
+    assert reconcile(nova_with(unavailable=True), database) == {}
     assert _status(database, plan_id) == plan_progress.STARTED
     assert plans.finish_if_complete(database, plan_id)  # nothing pending: done
     assert [o[0] for o in plans.orphans(database, NEW)] == [plan_id]  # still settled
@@ -116,9 +120,9 @@ def test_busy_or_unreachable_is_left_for_a_later_cycle(database):
 
 def test_gone_or_elsewhere_is_skipped(database):
     plan_id, _ = _claimed(database, MOVE)
-    assert plan_recovery.reconcile(FakeNova(None), database, NEW) == {plan_progress.SKIPPED: 1}
+    assert reconcile(nova_with(None), database) == {plan_progress.SKIPPED: 1}
     plan_id, _ = _claimed(database, MOVE)
-    assert plan_recovery.reconcile(FakeNova(_server('third')), database, NEW) == {
+    assert reconcile(nova_with(_server('third')), database) == {
         plan_progress.SKIPPED: 1}
     assert 'now on third' in plans.get(database, plan_id)['actions'][0]['detail']
 
@@ -126,7 +130,7 @@ def test_gone_or_elsewhere_is_skipped(database):
 def test_the_current_terms_own_claims_are_left_alone(database):
     plan_id, _ = _claimed(database, MOVE, token=NEW)
     assert plans.orphans(database, NEW) == []
-    assert plan_recovery.reconcile(FakeNova(_server('src')), database, NEW) == {}
+    assert reconcile(nova_with(_server('src')), database) == {}
     assert _status(database, plan_id) == plan_progress.STARTED
 
 
@@ -136,7 +140,7 @@ def test_power_actions_follow_the_host_state(database):
     hosts.transition(database, 'h2', hosts.ACTIVE, hosts.SUSPENDING, 'test')
     never, _ = _claimed(database, model.Suspend('h1', 'power_saving'))
     started, _ = _claimed(database, model.Suspend('h2', 'power_saving'))
-    assert plan_recovery.reconcile(FakeNova(), database, NEW) == {
+    assert reconcile(nova_with(), database) == {
         plan_progress.PENDING: 1, plan_progress.DONE: 1}
     assert (_status(database, never), _status(database, started)) == (
         plan_progress.PENDING, plan_progress.DONE)
