@@ -415,22 +415,23 @@ def _samples(database, servers, history, period, unbalanced=False):
 class Meter:
     """Wall time per phase and DRS statements, around the real cycle."""
 
-    PHASES = {'observe': ('observer', ('fetch', 'reread_after_act')),
-              'plan': ('planner', ('plan',)),
-              'record': ('balancer', ('_record_inventory',)),
-              'act': ('balancer', ('_act', '_advance_lifecycles', '_sync_overcommit',
-                                   '_wake_tests'))}
+    # (phase, owner, methods); act counts the advance phase too (lifecycles,
+    # settle, overcommit sync, wake tests) besides the plan's actions.
+    PHASES = (('observe', 'observer', ('fetch', 'reread_after_act')),
+              ('plan', 'planner', ('plan',)),
+              ('record', 'balancer', ('_record_inventory',)),
+              ('act', 'balancer', ('_act',)),
+              ('act', 'advance', ('run',)))
 
     def __init__(self, balancer, database):
         self.seconds = collections.Counter()
         self.statements = collections.Counter()
         sa.event.listen(database.engine, 'before_cursor_execute', self._statement)
-        for phase, (owner, names) in self.PHASES.items():
+        for phase, owner, names in self.PHASES:
             target = getattr(balancer, owner) if owner != 'balancer' else balancer
             for name in names:
                 setattr(target, name, self._timed(phase, getattr(target, name)))
         orchestrator = balancer.orchestrator
-        orchestrator.settle = self._timed('act', orchestrator.settle)
         # The starts the limits allow (nova asked, host state moved); the rest
         # of execute is sorting out what waits.
         orchestrator._migrate = self._timed('starts', orchestrator._migrate)

@@ -224,7 +224,7 @@ class EvacuationSteps:
                 raise
             # nova answered with an error: the move did not start. The host
             # gives up like on a refusal, and the fault takes it out of the
-            # cycle (service._advance_lifecycles); other hosts go on.
+            # cycle (advance.Advance.lifecycles); other hosts go on.
             drs_migrations.finish(self.db, request_id, 'failed')
             self._give_up(record, 'nova failed to move %s: %s' % (uuid, exc))
             raise

@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""One nova-loadbalancer cycle: observe -> advance lifecycles -> decide -> act.
+"""One nova-loadbalancer cycle in seven phases: observe, advance what is
+under way (advance.py), re-read what that changed, build the view, decide,
+act, record (doc/source/architecture.md shows what each hands the next).
 
 Everything that changes the cloud is persisted first (DRS database) and
 re-checked against nova; a cycle that cannot read a listing whole does
@@ -27,7 +29,7 @@ from oslo_utils import uuidutils
 
 from nova_drs import cluster_policy
 from nova_drs import exception
-from nova_drs.daemon import budget as budget_mod
+from nova_drs.daemon import advance
 from nova_drs.daemon import cloud_view
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import explain
@@ -41,16 +43,11 @@ from nova_drs.daemon import plan_recovery
 from nova_drs.daemon import planning
 from nova_drs.db import cycle_inventory
 from nova_drs.db import decisions
-from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import inventory
 from nova_drs.db import plan_progress
 from nova_drs.db import plans
-from nova_drs.db import requests as admin_requests
 from nova_drs.db import rules as db_rules
 from nova_drs.observability import metrics
-from nova_drs.overcommit import alerts as overcommit_alerts
-from nova_drs.overcommit import placement_sync
-from nova_drs.scale import executor as scale_executor
 
 LOG = logging.getLogger(__name__)
 
@@ -77,6 +74,8 @@ class LoadBalancer:
             limits=_limits(group),
             migration_cooldown=group.migration_cooldown, still_leader=self._still_leader,
             floor_of=self._floor, targets=targets)
+        self.advance = advance.Advance(conf, database, self.lifecycle, self.orchestrator,
+                                       self._still_leader)
         self.resolver = cluster_policy.Resolver()
         self.planner = planning.ClusterPlanner(conf, policy, self.resolver)
         self.observer = self._observer()
@@ -130,23 +129,7 @@ class LoadBalancer:
         if self.observer.nova is not self.nova:
             self.observer = self._observer()
         try:
-            with metrics.observe_phase('observe'):
-                raw = self.observer.fetch(register_hosts=not dry_run)
-            if not dry_run:
-                # settle and the sync read servers, hypervisors, aggregates and
-                # inventories, which the Raw holds: the view is built once.
-                budget = budget_mod.budget_for(
-                    raw, self.orchestrator.limits, cloud_view.cluster_of_hosts(raw))
-                self.lifecycle.budget = budget
-                self._wake_tests()
-                scale_executor.advance_scale_requests(self.nova, self.db, self.conf)
-                with metrics.observe_phase('lifecycle'):
-                    raw.faulty.update(self._advance_lifecycles())
-                self.orchestrator.settle(raw, group.migration_timeout)
-                if group.sync_overcommit:
-                    self._sync_overcommit(raw)
-                raw = self.observer.reread_after_act(raw)
-            raw.evacuation_targets = self.lifecycle.targets.pending()
+            raw, budget = self._read(dry_run)
             view = cloud_view.build_view(raw, rules, group.stats_max_age)
         except exception.NovaUnavailable as exc:
             # A listing that could not be read whole (one host's faults never
@@ -157,24 +140,48 @@ class LoadBalancer:
         metrics.note_view(view)
         metrics.count_host_faults(fault.kind for fault in raw.faulty.values())
         record = explain.Decisions()
-        with metrics.observe_phase('plan'):
-            actions = planned = self.planner.plan(view, record)
-        guard = self.conf.drs_oscillation
-        actions, held = oscillation.hold(
-            self.db, actions, {i.uuid: i.host for i in view.snapshot.instances},
-            guard.max_moves_per_server, guard.oscillation_window, at_limit=raw.held_servers)
+        actions, planned, held = self._decide(view, raw, record)
         summary = {'actions': actions, 'stale_hosts': list(view.stale_hosts), 'held': held,
                    'faulty_hosts': {host: str(fault) for host, fault in raw.faulty.items()}}
         if dry_run:
             return summary
-        self._record_inventory(view, planned, raw.now)
         with metrics.observe_phase('act'):
             summary.update(self._act(actions, view, budget, record, decided_at=raw.now))
+        self._record(raw, view, planned, actions, record, rules, held)
+        return summary
+
+    def _read(self, dry_run):
+        """Phases 1 to 3: observe, advance what is under way, re-read only what
+        that changed. Returns the Raw and the cycle's Budget (None in a dry
+        run, which advances nothing and writes nothing)."""
+        with metrics.observe_phase('observe'):
+            raw = self.observer.fetch(register_hosts=not dry_run)
+        budget = None
+        if not dry_run:
+            budget = self.advance.run(raw, self.nova)
+            raw = self.observer.reread_after_act(raw)
+        raw.evacuation_targets = self.lifecycle.targets.pending()
+        return raw, budget
+
+    def _decide(self, view, raw, record):
+        """Phase 5: each cluster's plan from the core, less the moves of servers
+        the oscillation guard holds. Returns (actions, planned, held)."""
+        with metrics.observe_phase('plan'):
+            planned = self.planner.plan(view, record)
+        guard = self.conf.drs_oscillation
+        actions, held = oscillation.hold(
+            self.db, planned, {i.uuid: i.host for i in view.snapshot.instances},
+            guard.max_moves_per_server, guard.oscillation_window, at_limit=raw.held_servers)
+        return actions, planned, held
+
+    def _record(self, raw, view, planned, actions, record, rules, held):
+        """Phase 7: what the cycle planned from, why, the BMCs' watts, and the
+        history past its retention; none of it undoes what phase 6 did."""
+        self._record_inventory(view, planned, raw.now)
         record.evacuations(actions)
         self._store_decisions(record, view, rules, held)
         self._read_power()
         self.history_purge.run(raw.services, raw.records, raw.now)
-        return summary
 
     def _read_power(self):
         """Power readings of a batch of BMCs: figures only, never cost a cycle."""
@@ -208,111 +215,6 @@ class LoadBalancer:
             decisions.prune(self.db, now, self.conf.loadbalancer.decision_retention)
         except Exception:
             LOG.exception('decisions of this cycle not stored (drs explain)')
-
-    def _advance_lifecycles(self):
-        """One lifecycle step for every host in a power transition (one query).
-
-        Returns {host: observe.HostFault}: a step that failed for one host
-        (nova answered one of its requests with an error, a power driver or
-        the database failed) takes that host out of this cycle and the other
-        hosts' steps go on; it is retried next cycle. Only nova not answering
-        at all stops the cycle.
-        """
-        faults = {}
-        records = drs_hosts.list_with_power(self.db, busy_only=True)
-        self.lifecycle.targets.retain({r['host'] for r in records
-                                       if r['suspend_state'] == drs_hosts.SUSPENDING})
-        for record in records:
-            busy = record['suspend_state'] in lifecycle_mod.ADVANCING
-            if not (busy or record['disabled_by_drs']
-                    and record['suspend_state'] == drs_hosts.ACTIVE):
-                continue
-            if not self._still_leader():
-                return faults
-            host = record['host']
-            try:
-                self.lifecycle.advance(record)
-            except (exception.NovaRequestFailed, exception.NovaUnavailable) as exc:
-                if exc.status is None:
-                    raise
-                LOG.warning('%s: lifecycle step failed, host left out of this cycle: %s',
-                            host, exc)
-                faults[host] = observe.HostFault('nova_error', 'lifecycle step (%s): %s'
-                                                 % (record['suspend_state'], exc))
-            except Exception as exc:
-                LOG.exception('%s: lifecycle step failed, host left out of this cycle',
-                              host)
-                faults[host] = observe.HostFault('lifecycle_error', 'lifecycle step (%s): %s'
-                                                 % (record['suspend_state'], exc))
-        self.lifecycle.close_abandoned_evacuations()
-        return faults
-
-    def _wake_tests(self):
-        """Admin wake tests: suspend + wake round trip, one phase per cycle.
-
-        The request's ``result`` carries the phase, so a restarted daemon
-        picks the test up where it was.
-        """
-        for request in admin_requests.open_requests(self.db, 'wake_test'):
-            record = drs_hosts.get(self.db, request['host'])
-            if record is None:
-                admin_requests.update(self.db, request['id'], request['status'], 'failed',
-                                      'unknown host')
-                continue
-            state = record['suspend_state']
-            if request['status'] == 'pending':
-                if state != drs_hosts.ACTIVE:
-                    admin_requests.update(self.db, request['id'], 'pending', 'failed',
-                                          'host is %s, not active' % state)
-                elif drs_hosts.transition(self.db, request['host'], drs_hosts.ACTIVE,
-                                          drs_hosts.SUSPENDING, 'wake test %d' % request['id']):
-                    admin_requests.update(self.db, request['id'], 'pending', 'running',
-                                          'suspending')
-            elif state == drs_hosts.SUSPENDED:
-                if drs_hosts.transition(self.db, request['host'], drs_hosts.SUSPENDED,
-                                        drs_hosts.WAKING, 'wake test %d' % request['id']):
-                    admin_requests.update(self.db, request['id'], 'running', 'running',
-                                          'waking')
-            elif state == drs_hosts.ERROR:
-                admin_requests.update(self.db, request['id'], 'running', 'failed',
-                                      record['state_reason'])
-            elif state == drs_hosts.ACTIVE:
-                passed = request['result'] == 'waking'
-                admin_requests.update(
-                    self.db, request['id'], 'running', 'done' if passed else 'failed',
-                    'suspended and woke up' if passed else
-                    'suspend abandoned: %s' % record['state_reason'])
-
-    def _sync_overcommit(self, raw):
-        """Aggregate ratios into placement, so hosts added later get them too.
-
-        Reuses the inventories observe read this cycle: placement is only
-        asked again for what must change. Hosts left out of the cycle by a
-        fault of their own (no resource provider) are left out here too.
-        """
-        nodes = {}
-        for hypervisor in raw.hypervisors:
-            if hypervisor['service']['host'] in raw.faulty:
-                continue
-            nodes.setdefault(hypervisor['service']['host'], []).append(
-                {'uuid': hypervisor['id'], 'nodename': hypervisor['hypervisor_hostname']})
-        aggregates = [{'name': a['name'], 'id': a['id'], 'hosts': a.get('hosts') or [],
-                       'metadata': a.get('metadata') or {}} for a in raw.aggregates]
-        try:
-            result = placement_sync.sync(self.nova.placement_adapter, self.db, aggregates,
-                                         nodes, known=raw.inventories, conf=self.conf)
-        except Exception as exc:
-            LOG.warning('overcommit sync skipped this cycle: %s', exc)
-            return
-        for change in result.changes:
-            LOG.info('overcommit sync: %s %s allocation_ratio %s -> %s (aggregate %s)',
-                     change.host, change.resource_class, change.old, change.new,
-                     change.aggregates)
-        for warning in result.warnings:
-            LOG.warning('overcommit sync: %s', warning)
-        for over in result.exceeded:
-            overcommit_alerts.alert(self.conf, over.host, over.resource, over.capacity,
-                                    'nova-drs.loadbalancer')
 
     def _act(self, actions, view, budget, record=None, decided_at=None):
         """Execute automatic clusters' actions (planned on what was observed at

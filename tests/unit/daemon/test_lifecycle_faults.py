@@ -75,7 +75,7 @@ def balancer(database, failing):
                                    exception.NovaRequestFailed('GET /os-services: HTTP 403',
                                                                403)])
 def test_an_error_answer_for_one_host_leaves_only_that_host_out(database, error):
-    faults = balancer(database, {'h1': error})._advance_lifecycles()
+    faults = balancer(database, {'h1': error}).advance.lifecycles()
     assert list(faults) == ['h1']
     assert faults['h1'].kind == 'nova_error'
     assert 'HTTP' in str(faults['h1'])
@@ -87,4 +87,4 @@ def test_nova_not_answering_stops_the_cycle(database):
     with pytest.raises(exception.NovaUnavailable):
         balancer(database, {'h1': exception.NovaUnavailable('GET /os-services: timed out'),
                             'h2': exception.NovaUnavailable('GET /os-services: timed out')}
-                 )._advance_lifecycles()
+                 ).advance.lifecycles()
