@@ -84,6 +84,7 @@ from nova_drs.db import api as db_api  # noqa: E402
 from nova_drs.db import migration  # noqa: E402
 from nova_drs.loadbalancer import catalog  # noqa: E402
 from nova_drs.stats import ingest  # noqa: E402
+from tests import services  # noqa: E402
 
 SERVERS_PER_HOST = 10
 BUILD_VIEW = cloud_view.build_view
@@ -467,39 +468,6 @@ class Meter:
         self.statements.clear()
 
 
-class Scratch:
-    """A throw-away database on MariaDB (root, no password) or PostgreSQL
-    (postgres, trust) on 127.0.0.1."""
-
-    def __init__(self, kind):
-        self.kind = kind
-        self.name = 'nova_drs_bench_%s' % uuid.uuid4().hex[:8]
-        if kind == 'mariadb':
-            self.url = 'mysql+pymysql://root@127.0.0.1:3306/%s' % self.name
-        elif kind == 'postgresql':
-            self.url = 'postgresql+psycopg2://postgres@127.0.0.1:5432/%s' % self.name
-        else:
-            raise SystemExit('cycle_scale: --db takes sqlite, mariadb, postgresql, '
-                             'not %r' % kind)
-        self.execute('CREATE DATABASE %s' % self.name)
-
-    def execute(self, statement):
-        if self.kind == 'mariadb':
-            import pymysql
-            admin = pymysql.connect(host='127.0.0.1', port=3306, user='root',
-                                    autocommit=True)
-        else:
-            import psycopg2
-            admin = psycopg2.connect(host='127.0.0.1', port=5432, user='postgres',
-                                     dbname='postgres')
-            admin.autocommit = True
-        try:
-            with admin.cursor() as cursor:
-                cursor.execute(statement)
-        finally:
-            admin.close()
-
-
 def run(hosts, args, db_kind):
     queue = multiprocessing.Queue()
     child = multiprocessing.Process(target=serve, args=(hosts, args.delay_ms / 1000.0,
@@ -511,9 +479,14 @@ def run(hosts, args, db_kind):
         if db_kind == 'sqlite':
             url = 'sqlite:///' + os.path.join(tempfile.mkdtemp(prefix='nova-drs-bench-'),
                                               'drs.sqlite')
-        else:
-            scratch = Scratch(db_kind)
+        elif db_kind in ('mariadb', 'postgresql'):
+            # the tests' throw-away database: MariaDB (root, no password) or
+            # PostgreSQL (postgres, trust) on 127.0.0.1
+            scratch = services.ScratchDatabase(db_kind)
             url = scratch.url
+        else:
+            raise SystemExit('cycle_scale: --db takes sqlite, mariadb, postgresql, '
+                             'not %r' % db_kind)
         database = db_api.Database(url)
         migration.sync(database)
         conf = drs_conf.CONF
@@ -549,7 +522,7 @@ def run(hosts, args, db_kind):
     finally:
         child.terminate()
         if scratch:
-            scratch.execute('DROP DATABASE IF EXISTS %s' % scratch.name)
+            scratch.drop()
 
 
 #: (what, limit) of each cycle; the README quotes them. ``sorting`` is the share

@@ -91,6 +91,16 @@ def opted_out_moved(reply):
         ', '.join(moved))
 
 
+def allocation_text(rows):
+    """``VCPU: 3 of 8 (ratio 4.0, 37.5 %)`` lines: placement's allocated of capacity
+    (a host's ``allocation``, shown alike by both CLIs' host show)."""
+    if rows is None:
+        return 'unknown (placement did not answer)'
+    return '\n'.join('%s: %g of %g (ratio %g, %s %%)' % (
+        row['resource_class'], row['allocated'], row['capacity'], row['allocation_ratio'],
+        row['used_percent']) for row in rows)
+
+
 #: Every status of a plan (``--status`` of both CLIs' plan list; db.plans.STATUSES).
 PLAN_STATUSES = ('pending', 'approved', 'rejected', 'superseded', 'executing', 'done',
                  'failed')

@@ -67,15 +67,6 @@ def do_lb_host_list(cs, args):
     _print_rows(cs.lb.list_hosts(), HOST_DETAIL_COLUMNS if args.detail else HOST_COLUMNS)
 
 
-def _allocation_text(rows):
-    """``VCPU: 3 of 8 (ratio 4.0, 37.5 %)`` lines: placement's allocated of capacity."""
-    if rows is None:
-        return 'unknown (placement did not answer)'
-    return '\n'.join('%s: %g of %g (ratio %g, %s %%)' % (
-        row['resource_class'], row['allocated'], row['capacity'], row['allocation_ratio'],
-        row['used_percent']) for row in rows)
-
-
 @utils.arg('host', metavar='<host>', help='Name of the compute host (nova service host).')
 def do_lb_host_show(cs, args):
     """Show one compute host with its DRS state and latest statistics."""
@@ -84,7 +75,7 @@ def do_lb_host_show(cs, args):
         host['pinned_servers'] = '\n'.join('%(id)s (%(level)s)' % server
                                             for server in host['pinned_servers'])
     if 'allocation' in host:
-        host['allocation'] = _allocation_text(host['allocation'])
+        host['allocation'] = drs_client.allocation_text(host['allocation'])
     utils.print_dict(host)
 
 

@@ -139,21 +139,8 @@ def ratios_at(database, host, when):
 RATIO_HISTORY = models.HostRatioHistory.__table__
 
 
-def _purged(database, cutoff):
-    """(condition, ids kept): ratio rows before ``cutoff`` but each host's
-    newest one, which says what its ratios were at the cut-off."""
-    keep = retention.newest_before(database, RATIO_HISTORY, 'since', cutoff)
-    return RATIO_HISTORY.c.since < cutoff, keep
-
-
-def purgeable(database, cutoff):
-    """How many ratio history rows ``purge`` would delete (``db purge --dry-run``)."""
-    condition, keep = _purged(database, cutoff)
-    return retention.count(database, RATIO_HISTORY, condition, keep)
-
-
-def purge(database, cutoff, batch_size, max_batches=None):
-    """Delete the ratio history rows ``_purged`` selects; (rows, done?)."""
-    condition, keep = _purged(database, cutoff)
-    return retention.delete_in_batches(database, RATIO_HISTORY, condition, batch_size,
-                                       max_batches, keep)
+#: ``purge`` and ``purgeable`` of history_purge: rows before a cut-off go but each
+#: host's newest one, which says what its ratios were at the cut-off.
+_RETENTION = retention.NewestKept(RATIO_HISTORY, 'since')
+purge = _RETENTION.purge
+purgeable = _RETENTION.purgeable

@@ -66,3 +66,31 @@ def newest_before(database, table, time_column, cutoff):
              .group_by(table.c.host))
     with database.reader() as session:
         return set(session.scalars(query))
+
+
+class NewestKept:
+    """The purge of a per-host history whose rows say what held from their time
+    on (a host's state, its ratios): rows before the cut-off go but each host's
+    newest one, which says what held at the cut-off. ``purge`` and
+    ``purgeable`` have the signatures history_purge.Retained asks of a table's
+    module, which binds them as its own."""
+
+    def __init__(self, table, time_column):
+        self.table = table
+        self.time_column = time_column
+
+    def _purged(self, database, cutoff):
+        """(condition, ids kept) of the rows ``purge`` deletes."""
+        keep = newest_before(database, self.table, self.time_column, cutoff)
+        return self.table.c[self.time_column] < cutoff, keep
+
+    def purgeable(self, database, cutoff):
+        """How many rows ``purge`` would delete (``db purge --dry-run``)."""
+        condition, keep = self._purged(database, cutoff)
+        return count(database, self.table, condition, keep)
+
+    def purge(self, database, cutoff, batch_size, max_batches=None):
+        """Delete the rows ``_purged`` selects; (rows, done?)."""
+        condition, keep = self._purged(database, cutoff)
+        return delete_in_batches(database, self.table, condition, batch_size, max_batches,
+                                 keep)

@@ -74,21 +74,8 @@ def recent(database, since, states):
             .order_by(TABLE.c.host, TABLE.c.changed_at, TABLE.c.id)).all()
 
 
-def _purged(database, cutoff):
-    """(condition, ids kept): changes before ``cutoff`` but each host's newest
-    one, which says what state the host was in at the cut-off."""
-    keep = retention.newest_before(database, TABLE, 'changed_at', cutoff)
-    return TABLE.c.changed_at < cutoff, keep
-
-
-def purgeable(database, cutoff):
-    """How many rows ``purge`` would delete (``db purge --dry-run``)."""
-    condition, keep = _purged(database, cutoff)
-    return retention.count(database, TABLE, condition, keep)
-
-
-def purge(database, cutoff, batch_size, max_batches=None):
-    """Delete the state changes ``_purged`` selects; (rows, done?)."""
-    condition, keep = _purged(database, cutoff)
-    return retention.delete_in_batches(database, TABLE, condition, batch_size,
-                                       max_batches, keep)
+#: ``purge`` and ``purgeable`` of history_purge: rows before a cut-off go but each
+#: host's newest one, which says what state the host was in at the cut-off.
+_RETENTION = retention.NewestKept(TABLE, 'changed_at')
+purge = _RETENTION.purge
+purgeable = _RETENTION.purgeable

@@ -13,6 +13,7 @@
 """Test-side pieces for driving the daemon against the in-process cloud."""
 
 import datetime
+import time
 
 from keystoneauth1 import noauth
 from keystoneauth1 import session as ks_session
@@ -21,6 +22,18 @@ from openstack.placement.v1 import _proxy as placement_proxy
 
 from nova_drs.clients import nova_api
 from nova_drs.stats import ingest
+
+
+def settle(nova, timeout=20):
+    """Waits, ``timeout`` seconds at the most, until no server has a task state
+    (live migrations run in nova's background threads); the servers still busy
+    then, none once all settled."""
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = [s for s in nova.all_servers() if s.get('OS-EXT-STS:task_state')]
+        if not busy or time.monotonic() >= deadline:
+            return busy
+        time.sleep(0.1)
 
 
 def nova_api_for(testcase):

@@ -68,9 +68,7 @@ class CliMixin:
         """The daemon's part of a suspend, in a thread: once the API recorded
         ``suspending`` (and the CLI had time to see it), -> ``suspended``.
         Waiting for the state, not a fixed delay, holds on a loaded machine."""
-        stop = threading.Event()
-
-        def daemon():
+        def daemon(stop):
             deadline = time.monotonic() + 30
             while not stop.is_set() and time.monotonic() < deadline:
                 if db_hosts.get(self.drs_db, host)['suspend_state'] == 'suspending':
@@ -80,7 +78,13 @@ class CliMixin:
                 time.sleep(0.05)
 
         db_hosts.ensure(self.drs_db, host)
-        thread = threading.Thread(target=daemon)
+        self.in_background(daemon)
+
+    def in_background(self, play):
+        """Runs ``play(stop)`` in a thread until the test ends: then ``stop``, an
+        Event, is set and the thread joined."""
+        stop = threading.Event()
+        thread = threading.Thread(target=play, args=(stop,))
         thread.start()
         self.addCleanup(thread.join)
         self.addCleanup(stop.set)

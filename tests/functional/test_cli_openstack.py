@@ -25,14 +25,21 @@ from nova_drs.db import plans as db_plans
 from tests.functional import test_cli_nova
 
 
-class TestOpenStackShell(test_cli_nova.CliTestCase):
+def osc_environment(testcase):
+    """Takes OS_PROJECT_ID and OS_AUTH_URL out of the environment for the rest of
+    ``testcase``: only novaclient needs them (see CliTestCase); OSC would hand
+    them to the admin_token plugin, which takes no project or auth URL."""
+    for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
+        testcase.useFixture(fixtures.EnvironmentVariable(name))
+
+
+class OpenStackShellMixin:
+    """``self.openstack(...)``, the openstack CLI in-process, for a test class with
+    the nova CLI's fixtures (test_cli_nova.CliMixin), mixed in before it."""
 
     def setUp(self):
         super().setUp()
-        # Only novaclient needs these (see CliTestCase); OSC would hand them to
-        # the admin_token plugin, which takes no project or auth URL.
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
-            self.useFixture(fixtures.EnvironmentVariable(name))
+        osc_environment(self)
 
     def openstack(self, *argv, token='admin-token'):
         """(exit code, stdout, stderr) of ``openstack <argv>`` through its entry point."""
@@ -52,6 +59,9 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
     def osc_auth_args(token):
         return ['--os-auth-type', 'admin_token', '--os-token', token,
                 '--os-endpoint', test_cli_nova.ENDPOINT]
+
+
+class TestOpenStackShell(OpenStackShellMixin, test_cli_nova.CliTestCase):
 
     def test_help_lists_the_drs_commands(self):
         code, out, err = self.openstack('help', 'drs')
@@ -118,16 +128,21 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
         self.assertEqual('suspended', json.loads(out)['suspend_state'])
         self.assertIn('host1: suspending', err)
 
-    def test_set_power_and_wake_test(self):
+    def set_ipmi_power_off(self, *options):
+        """``openstack drs host set host3`` to the ipmi driver, power mode off, and
+        ``options``; the host it prints, which must not show the password."""
         code, out, err = self.openstack(
             'drs', 'host', 'set', 'host3', '--power-driver', 'ipmi', '--power-mode', 'off',
-            '--mac-to-wake', '52:54:00:aa:bb:cc', '--power-option', 'address=192.0.2.3',
-            '--power-option', 'username=admin', '--power-option', 'password=hunter2',
-            '-f', 'json')
+            *options, '-f', 'json')
         self.assertEqual(0, code, err)
-        host = json.loads(out)
-        self.assertEqual(('ipmi', 'off'), (host['power_driver'], host['power_mode']))
         self.assertNotIn('hunter2', out)
+        return json.loads(out)
+
+    def test_set_power_and_wake_test(self):
+        host = self.set_ipmi_power_off(
+            '--mac-to-wake', '52:54:00:aa:bb:cc', '--power-option', 'address=192.0.2.3',
+            '--power-option', 'username=admin', '--power-option', 'password=hunter2')
+        self.assertEqual(('ipmi', 'off'), (host['power_driver'], host['power_mode']))
         code, out, err = self.openstack('drs', 'host', 'wake', 'test', 'host3', '-f', 'json')
         self.assertEqual(0, code, err)
         self.assertEqual(('host3', 'pending'),
@@ -136,13 +151,9 @@ class TestOpenStackShell(test_cli_nova.CliTestCase):
     def test_set_power_with_a_port_and_a_prompted_password(self):
         # Every --power-option is a string: the API types port by the schema.
         self.useFixture(fixtures.MonkeyPatch('getpass.getpass', lambda prompt: 'hunter2'))
-        code, out, err = self.openstack(
-            'drs', 'host', 'set', 'host3', '--power-driver', 'ipmi', '--power-mode', 'off',
+        self.set_ipmi_power_off(
             '--power-option', 'address=192.0.2.3', '--power-option', 'port=623',
-            '--power-option', 'username=admin', '--power-option-prompt', 'password',
-            '-f', 'json')
-        self.assertEqual(0, code, err)
-        self.assertNotIn('hunter2', out)
+            '--power-option', 'username=admin', '--power-option-prompt', 'password')
         stored = db_hosts.power_settings(self.drs_db, 'host3')[2]
         self.assertEqual(623, stored['port'])
         self.assertIn('password', stored)

@@ -12,34 +12,21 @@
 
 """Hosts nobody opted into DRS are left alone, by the daemon as by the weighers."""
 
-from nova_drs import conf as drs_conf
-from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.loadbalancer import catalog
-from tests.functional import base
 from tests.functional import daemon_support
 from tests.functional import test_daemon_cycle
 
 
-class NotOptedIn(base.DrsFunctionalTestCase):
+class NotOptedIn(test_daemon_cycle.DaemonTestBase):
     """Three hosts in no drs_policy aggregate; host1 overloaded (12 busy vCPUs
     on 10), host3 idle."""
 
-    COMPUTE_DRIVER = 'fake.MediumFakeDriver'
-    EXTRA_FLAGS = {('loadbalancer', 'host_cooldown'): '0', ('quota', 'cores'): '-1',
-                   ('quota', 'instances'): '-1'}
+    # An aggregate without drs_policy does not opt its hosts in.
+    AGGREGATE = 'rack1'
+    CLUSTER_METADATA = None
 
     def setUp(self):
         super().setUp()
-        self.nova = daemon_support.nova_api_for(self)
-        self.power = daemon_support.InProcessHostPower(self)
-        # An aggregate without drs_policy does not opt its hosts in.
-        aggregate = self.admin_api.post_aggregate(
-            {'aggregate': {'name': 'rack1', 'availability_zone': None}})
-        for host in self.COMPUTE_HOSTS:
-            self.admin_api.add_host_to_aggregate(aggregate['id'], host)
-        self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
-                                             catalog.by_name('drs'), self.power)
         flavor = self.admin_api.post_flavor(
             {'flavor': {'name': 'big', 'vcpus': 4, 'ram': 512, 'disk': 1}})
         self.servers = [self._create_server(name='s%d' % i, host=host, networks='none',
@@ -49,8 +36,6 @@ class NotOptedIn(base.DrsFunctionalTestCase):
         load = {uuid: (host, 100.0) for uuid, host in self.where.items()}
         daemon_support.record_load(self.drs_db, {'host1': 100.0, 'host2': 50.0,
                                                  'host3': 1.0}, load)
-
-    cycle = test_daemon_cycle.DaemonTestBase.cycle
 
 
 class TestDefaultPolicyNone(NotOptedIn):

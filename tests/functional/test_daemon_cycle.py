@@ -32,6 +32,9 @@ class DaemonTestBase(base.DrsFunctionalTestCase):
     # 10 vCPUs per host so that utilisation matters.
     COMPUTE_DRIVER = 'fake.MediumFakeDriver'
     POLICY = 'drs'
+    #: The aggregate every compute host is in, and its metadata (none: the
+    #: aggregate does not opt its hosts in, tests/functional/test_cluster_policy.py).
+    AGGREGATE = 'cluster1'
     CLUSTER_METADATA = {'drs_policy': 'power_saving', 'min_active_hosts': '2'}
     EXTRA_FLAGS = {('loadbalancer', 'host_cooldown'): '0', ('quota', 'cores'): '-1',
                    ('quota', 'instances'): '-1'}
@@ -41,28 +44,38 @@ class DaemonTestBase(base.DrsFunctionalTestCase):
         self.nova = daemon_support.nova_api_for(self)
         self.power = daemon_support.InProcessHostPower(self)
         aggregate = self.admin_api.post_aggregate(
-            {'aggregate': {'name': 'cluster1', 'availability_zone': None}})
+            {'aggregate': {'name': self.AGGREGATE, 'availability_zone': None}})
         for host in self.COMPUTE_HOSTS:
             self.admin_api.add_host_to_aggregate(aggregate['id'], host)
-        self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
-            'metadata': self.CLUSTER_METADATA}})
+        if self.CLUSTER_METADATA:
+            self.admin_api.post_aggregate_action(aggregate['id'], {'set_metadata': {
+                'metadata': self.CLUSTER_METADATA}})
         self.balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
                                              catalog.by_name(self.POLICY), self.power)
 
-    def cycle(self):
-        summary = self.balancer.run_cycle()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(
-                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
-            time.sleep(0.1)
+    def cycle(self, balancer=None):
+        """One cycle of ``balancer`` (the test's own by default), once the moves it
+        started have settled; its summary."""
+        summary = (balancer or self.balancer).run_cycle()
+        daemon_support.settle(self.nova)
         return summary
 
     def state(self, host):
         return drs_hosts.get(self.drs_db, host)['suspend_state']
 
-    def quiet_host1(self):
-        """One nearly idle server on host1, busier ones on host2 and host3."""
-        server = self._create_server(name='a1', host='host1', networks='none')
+    def cycle_until(self, host, state, most):
+        """Cycles, ``most`` at the most, until ``host`` is in ``state`` (none if it
+        already is); it must be by then."""
+        for _ in range(most):
+            if self.state(host) == state:
+                break
+            self.cycle()
+        self.assertEqual(state, self.state(host))
+
+    def quiet_host1(self, server=None):
+        """One nearly idle server on host1 (``server``, already there, or a new
+        one), busier ones on host2 and host3."""
+        server = server or self._create_server(name='a1', host='host1', networks='none')
         others = [self._create_server(name='b%d' % i, host=h, networks='none')
                   for i, h in enumerate(('host2', 'host3'))]
         load = {s['id']: (self.server_host(s['id']), 5.0 if s is server else 40.0)
@@ -230,7 +243,7 @@ class TestHighAvailability(DaemonTestBase):
 
         took_over = None
         for _ in range(80):
-            summary = self.cycle_with(standby)
+            summary = self.cycle(standby)
             if took_over is None and summary != {'role': 'standby'}:
                 took_over = time.monotonic() - died
             if self.state('host1') == 'suspended':
@@ -244,14 +257,6 @@ class TestHighAvailability(DaemonTestBase):
         self.assertEqual(1, len(migrations), migrations)
         self.assertNotEqual('host1', self.server_host(server['id']))
         self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
-
-    def cycle_with(self, balancer):
-        summary = balancer.run_cycle()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(
-                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
-            time.sleep(0.1)
-        return summary
 
 
 class TestAdminRequests(DaemonTestBase):

@@ -15,7 +15,6 @@
 import datetime
 import json
 
-import fixtures
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -28,15 +27,10 @@ from tests.functional import test_cli_openstack
 CURVE = '200,210,220,230,240,250,260,270,280,290,300'
 
 
-class TestEnergyReport(test_cli_nova.CliTestCase):
-
-    openstack = test_cli_openstack.TestOpenStackShell.openstack
-    osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
+class TestEnergyReport(test_cli_openstack.OpenStackShellMixin, test_cli_nova.CliTestCase):
 
     def setUp(self):
         super().setUp()
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
-            self.useFixture(fixtures.EnvironmentVariable(name))
         aggregate = self.admin_api.post_aggregate(
             {'aggregate': {'name': 'cluster1', 'availability_zone': None}})
         for host in ('host1', 'host2'):

@@ -14,7 +14,6 @@
 
 import datetime
 
-import fixtures
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
@@ -268,15 +267,8 @@ class TestExplainNovaShell(test_cli_nova.CliMixin, api_base.ServersApiTestCase):
         self.assertIn('cycles=0 is not between 1 and 100 (HTTP 400)', err)
 
 
-class TestExplainOpenStackShell(test_cli_nova.CliMixin, api_base.ServersApiTestCase):
-    openstack = test_cli_openstack.TestOpenStackShell.openstack
-    osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
-
-    def setUp(self):
-        super().setUp()
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
-            self.useFixture(fixtures.EnvironmentVariable(name))
-
+class TestExplainOpenStackShell(test_cli_openstack.OpenStackShellMixin, test_cli_nova.CliMixin,
+                                api_base.ServersApiTestCase):
     def test_drs_explain_host_and_server(self):
         server = self._create_server(name='web', networks='none')
         _store_example(self.drs_db, server['id'])

@@ -12,8 +12,6 @@
 
 """Host suspend/wake lifecycle against real nova (live + cold migrations)."""
 
-import time
-
 from oslo_utils import timeutils
 
 from nova_drs.daemon import lifecycle
@@ -63,13 +61,17 @@ class LifecycleTestBase(base.DrsFunctionalTestCase):
 
     def wait_for_quiet(self, timeout=20):
         """Live migrations run in nova's background threads: let them finish."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            busy = [s for s in self.nova.all_servers() if s.get('OS-EXT-STS:task_state')]
-            if not busy:
-                return
-            time.sleep(0.1)
-        self.fail('servers still busy after %ds: %s' % (timeout, busy))
+        busy = daemon_support.settle(self.nova, timeout)
+        if busy:
+            self.fail('servers still busy after %ds: %s' % (timeout, busy))
+
+    def boot_rescued(self, host):
+        """A server in RESCUE on ``host``: one nova does not migrate, which keeps
+        the host from being emptied."""
+        rescued = self.boot_on(host, 'rescued')
+        self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
+        self._wait_for_state_change(rescued, 'RESCUE')
+        return rescued
 
     def boot_on(self, host, name, stopped=False):
         server = self._create_server(name=name, host=host, networks='none')
@@ -122,9 +124,7 @@ class TestSuspendAndWake(LifecycleTestBase):
 
     def test_unmovable_server_keeps_host_active(self):
         self.boot_on('host1', 'movable')
-        rescued = self.boot_on('host1', 'rescued')
-        self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
-        self._wait_for_state_change(rescued, 'RESCUE')
+        rescued = self.boot_rescued('host1')
         drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
 
         self.run_cycles('host1', 'active')
@@ -205,9 +205,7 @@ class TestCrashRecovery(LifecycleTestBase):
         self.assertEqual('enabled', self.service('host1')['status'])
 
     def test_abort_crash_still_reenables(self):
-        rescued = self.boot_on('host1', 'rescued')
-        self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
-        self._wait_for_state_change(rescued, 'RESCUE')
+        self.boot_rescued('host1')
         drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
         crashed = self.run_cycles('host1', 'active', crash_at='abort:service-enabled')
         self.assertTrue(crashed)

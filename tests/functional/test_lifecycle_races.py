@@ -130,9 +130,7 @@ class TestUnsuspendAtEveryStep(test_lifecycle.LifecycleTestBase):
 
     def test_unsuspend_during_an_abandoned_suspend(self):
         """The daemon abandons (unmovable server) while the admin cancels."""
-        rescued = self.boot_on('host1', 'rescued')
-        self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
-        self._wait_for_state_change(rescued, 'RESCUE')
+        self.boot_rescued('host1')
         drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
         answers = []
         self.racing_lifecycle('abort:service-enabled', answers).advance(
@@ -297,11 +295,7 @@ class TestHammer(test_daemon_cycle.DaemonTestBase):
             self.assertEqual('active', states[self.server_host(server['id'])])
 
     def run_one(self, balancer):
-        summary = balancer.run_cycle()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(
-                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
-            time.sleep(0.1)
+        summary = self.cycle(balancer)
         for host in list(self.power.waking):
             self.power.come_back(host)
         return summary

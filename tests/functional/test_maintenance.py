@@ -66,9 +66,7 @@ class TestMaintenance(test_lifecycle.LifecycleTestBase):
 
     def test_unmovable_server_keeps_it_entering_with_the_reason(self):
         movable = self.boot_on('host1', 'movable')
-        rescued = self.boot_on('host1', 'rescued')
-        self.admin_api.post_server_action(rescued['id'], {'rescue': {}})
-        self._wait_for_state_change(rescued, 'RESCUE')
+        rescued = self.boot_rescued('host1')
         enter(self, 'host1')
 
         for _ in range(3):

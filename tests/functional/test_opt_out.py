@@ -14,7 +14,6 @@
 
 import json
 
-import fixtures
 from nova.tests.functional.api import client as api_client
 
 from nova_drs import conf as drs_conf
@@ -86,11 +85,16 @@ class OptOutBase(test_daemon_cycle.DaemonTestBase):
 
 class TestServerMetadataOptOut(OptOutBase):
 
-    def test_disabled_server_keeps_its_host_on_while_an_equal_host_is_suspended(self):
-        pinned, _free = self.quiet_pair(metadata={KEY: 'disabled'})
+    def assertKeptThroughASuspend(self, level):
+        """A server opted out at ``level`` stays where it is while its equal host is
+        emptied and suspended."""
+        pinned, _free = self.quiet_pair(metadata={KEY: level})
         self.run_until_host2_suspended()
         self.cycle()
         self.assertKeptWhereItIs(pinned)
+
+    def test_disabled_server_keeps_its_host_on_while_an_equal_host_is_suspended(self):
+        self.assertKeptThroughASuspend('disabled')
 
     def test_invalid_metadata_is_ignored_with_one_warning(self):
         pinned, _free = self.quiet_pair(metadata={KEY: 'sometimes'})
@@ -104,10 +108,7 @@ class TestServerMetadataOptOut(OptOutBase):
             % pinned['id']))
 
     def test_manual_server_stays_in_an_automatic_cluster(self):
-        pinned, _free = self.quiet_pair(metadata={KEY: 'manual'})
-        self.run_until_host2_suspended()
-        self.cycle()
-        self.assertKeptWhereItIs(pinned)
+        self.assertKeptThroughASuspend('manual')
 
     def test_suspend_under_way_is_abandoned_maintenance_moves_everything(self):
         """Opted out after the admin's request was accepted: the lifecycle refuses too."""
@@ -126,11 +127,7 @@ class TestServerMetadataOptOut(OptOutBase):
                       ': %s' % pinned['id'], record['state_reason'])
         self.assertKeptWhereItIs(pinned)
         # Maintenance is the admin's: the opted-out server leaves with the others.
-        for _ in range(4):
-            if self.state('host2') == 'maintenance':
-                break
-            self.cycle()
-        self.assertEqual('maintenance', self.state('host2'))
+        self.cycle_until('host2', 'maintenance', 4)
         self.assertNotEqual('host2', self.server_host(free['id']))
         self.assertNotEqual('host2', self.server_host(mover['id']))
 
@@ -181,11 +178,7 @@ class TestServerMetadataOptOut(OptOutBase):
         status, body = self.call('POST', '/loadbalancer/action',
                                  {'suspend_host': {'host': 'host1', 'force': True}})
         self.assertEqual(202, status, body)
-        for _ in range(6):
-            if self.state('host1') == 'suspended':
-                break
-            self.cycle()
-        self.assertEqual('suspended', self.state('host1'))
+        self.cycle_until('host1', 'suspended', 6)
         self.assertNotEqual('host1', self.server_host(pinned['id']))
         self.assertIn(('suspend', 'host1'), self.power.calls)
 
@@ -285,13 +278,7 @@ class TestOneCooldown(test_daemon_cycle.DaemonTestBase):
         server = self._create_server(name='a1', host='host2', networks='none')
         self._live_migrate(server, api=self.admin_api, host='host1')
         self.assertEqual('host1', self.server_host(server['id']))
-        others = [self._create_server(name='b%d' % i, host=h, networks='none')
-                  for i, h in enumerate(('host2', 'host3'))]
-        load = {s['id']: (self.server_host(s['id']), 5.0 if s is server else 40.0)
-                for s in [server] + others}
-        daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
-                                   load)
-        return server
+        return self.quiet_host1(server)[0]
 
     def planned_moves(self):
         balancer = service.LoadBalancer(drs_conf.CONF, self.nova, self.drs_db,
@@ -321,8 +308,7 @@ class TestPinnedServersInCLIs(test_cli_nova.CliMixin, api_base.ServersApiTestCas
         code, out, err = self.nova('lb-host-show', 'host1')
         self.assertEqual(0, code, err)
         self.assertRegex(out, r'\| pinned_servers +\| %s \(disabled\)' % server['id'])
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):   # as TestOpenStackShell
-            self.useFixture(fixtures.EnvironmentVariable(name))
+        test_cli_openstack.osc_environment(self)
         code, out, err = self.openstack('drs', 'host', 'show', 'host1', '-f', 'json')
         self.assertEqual(0, code, err)
         self.assertEqual('%s (disabled)' % server['id'], json.loads(out)['pinned_servers'])
@@ -341,8 +327,7 @@ class TestPinnedServersInCLIs(test_cli_nova.CliMixin, api_base.ServersApiTestCas
         self.assertEqual(202, self.admin_api.api_request(
             '/loadbalancer/action', method='POST',
             body=json.dumps({'unsuspend_host': {'host': 'host1'}})).status_code)
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):   # as TestOpenStackShell
-            self.useFixture(fixtures.EnvironmentVariable(name))
+        test_cli_openstack.osc_environment(self)
         code, out, err = self.openstack('drs', 'host', 'suspend', 'host1')
         self.assertNotEqual(0, code)
         self.assertIn('--force', err)

@@ -73,10 +73,7 @@ class PlanTestBase(test_daemon_cycle.DaemonTestBase):
                                     catalog.by_name(self.POLICY), self.power, coordinator)
 
     def settle(self):
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(
-                s.get('OS-EXT-STS:task_state') for s in self.nova.all_servers()):
-            time.sleep(0.1)
+        daemon_support.settle(self.nova)
 
     def migrations_of(self, servers):
         records = self.admin_api.api_get('/os-migrations').body['migrations']

@@ -15,22 +15,12 @@
 
 import json
 
-import fixtures
-
 from nova_drs.db import requests as db_requests
 from tests.functional import test_cli_nova
 from tests.functional import test_cli_openstack
 
 
-class TestWakeTestRequests(test_cli_nova.CliTestCase):
-
-    openstack = test_cli_openstack.TestOpenStackShell.openstack
-    osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
-
-    def setUp(self):
-        super().setUp()
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
-            self.useFixture(fixtures.EnvironmentVariable(name))
+class TestWakeTestRequests(test_cli_openstack.OpenStackShellMixin, test_cli_nova.CliTestCase):
 
     def wake_test_done(self, host='host1'):
         """A wake test the daemon has finished (its result text written)."""

@@ -115,14 +115,19 @@ class TestPowerTimeouts(test_lifecycle.LifecycleTestBase):
             self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
             migration_timeout=300, clock=clock).advance(drs_hosts.get(self.drs_db, 'host1'))
 
+    def step_past_timeout(self, state):
+        """Steps 200 s and 301 s after now, either side of the 300 s timeouts: host1
+        still ``state`` after the first; its record after the second."""
+        self.step(later(200))
+        self.assertEqual(state, drs_hosts.get(self.drs_db, 'host1')['suspend_state'])
+        self.step(later(301))
+        return drs_hosts.get(self.drs_db, 'host1')
+
     def test_suspend_timeout_puts_the_host_in_error(self):
         self.power = DeafHostPower(self)
         drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
         self.step()     # disables, finds it empty, sends the suspend
-        self.step(later(200))
-        self.assertEqual('suspending', drs_hosts.get(self.drs_db, 'host1')['suspend_state'])
-        self.step(later(301))
-        record = drs_hosts.get(self.drs_db, 'host1')
+        record = self.step_past_timeout('suspending')
         self.assertEqual('error', record['suspend_state'])
         self.assertIn('did not go down within 300s', record['state_reason'])
         self.assertEqual('up', self.service('host1')['state'])
@@ -131,10 +136,7 @@ class TestPowerTimeouts(test_lifecycle.LifecycleTestBase):
         self.suspend_host1()
         drs_hosts.transition(self.drs_db, 'host1', 'suspended', 'waking', 'test')
         self.step()                       # wake sent; the host never comes back
-        self.step(later(200))
-        self.assertEqual('waking', drs_hosts.get(self.drs_db, 'host1')['suspend_state'])
-        self.step(later(301))
-        record = drs_hosts.get(self.drs_db, 'host1')
+        record = self.step_past_timeout('waking')
         self.assertEqual('error', record['suspend_state'])
         self.assertIn('did not report up within 300s', record['state_reason'])
         self.assertTrue(record['wake_failed'])

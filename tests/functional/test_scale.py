@@ -18,7 +18,6 @@ the cluster would land there.
 """
 
 import json
-import threading
 import time
 
 import fixtures
@@ -100,6 +99,12 @@ class ScaleTestBase(base.DrsFunctionalTestCase):
         service = self.admin_api.get_services(binary='nova-compute', host=host)[0]
         self.admin_api.put_service(service['id'], {'status': status})
 
+    def assertActiveOn(self, server, host, flavor):
+        """Where a scale left ``server``: ACTIVE on ``host`` with ``flavor``."""
+        self.assertEqual(host, self.server_host(server['id']))
+        self.assertEqual(flavor, self.flavor_name(server))
+        self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+
     def migration_hosts(self, server):
         return {(m['source_compute'], m['dest_compute'])
                 for m in self.nova.migrations(instance_uuid=server['id'])}
@@ -112,9 +117,7 @@ class TestAllocationBranches(ScaleTestBase):
         request = self.run_until_finished(self.request_scale(server))
         self.assertEqual('done', request['status'], request)
         self.assertEqual('in_place', request['progress']['decision'])
-        self.assertEqual('host1', self.server_host(server['id']))
-        self.assertEqual('big', self.flavor_name(server))
-        self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+        self.assertActiveOn(server, 'host1', 'big')
         self.assertEqual({('host1', 'host1')}, self.migration_hosts(server))
 
     def test_moved_within_cluster_never_outside(self):
@@ -165,9 +168,7 @@ class TestRetry(ScaleTestBase):
         self.assertEqual('failed', request['status'])
         self.assertEqual(2, request['progress']['attempt'])
         self.assertIn('gave up after 2 attempts', request['progress']['message'])
-        self.assertEqual('host1', self.server_host(server['id']))
-        self.assertEqual('small', self.flavor_name(server))
-        self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+        self.assertActiveOn(server, 'host1', 'small')
 
 
 class TestRevertOutsideCluster(ScaleTestBase):
@@ -182,9 +183,7 @@ class TestRevertOutsideCluster(ScaleTestBase):
         request = self.run_until_finished(self.request_scale(server))
         self.assertEqual('failed', request['status'])
         self.assertIn('outside cluster cluster1', request['progress']['message'])
-        self.assertEqual('host1', self.server_host(server['id']))
-        self.assertEqual('small', self.flavor_name(server))
-        self.assertEqual('ACTIVE', self.admin_api.get_server(server['id'])['status'])
+        self.assertActiveOn(server, 'host1', 'small')
         self.assertEqual({('host1', 'host3')}, self.migration_hosts(server))
 
 
@@ -269,16 +268,11 @@ class TestScaleCli(test_cli_nova.CliMixin, ScaleTestBase):
     osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)
 
     def daemon_in_background(self):
-        stop = threading.Event()
-
-        def loop():
+        def loop(stop):
             while not stop.is_set():
                 executor.advance_scale_requests(self.nova_api, self.drs_db, drs_conf.CONF)
                 time.sleep(0.2)
-        worker = threading.Thread(target=loop)
-        worker.start()
-        self.addCleanup(worker.join)
-        self.addCleanup(stop.set)
+        self.in_background(loop)
 
     def setUp(self):
         super().setUp()

@@ -87,8 +87,7 @@ class TestNoSecretLeaks(test_cli_nova.CliTestCase):
         return test_cli_nova.TestNovaShell.nova(self, *argv)
 
     def openstack(self, *argv):
-        for name in ('OS_PROJECT_ID', 'OS_AUTH_URL'):
-            self.useFixture(fixtures.EnvironmentVariable(name))
+        test_cli_openstack.osc_environment(self)
         return test_cli_openstack.TestOpenStackShell.openstack(self, *argv)
 
     osc_auth_args = staticmethod(test_cli_openstack.TestOpenStackShell.osc_auth_args)

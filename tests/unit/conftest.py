@@ -24,6 +24,8 @@ functional tier (nova's fixtures, patched on every release) is not affected.
 import importlib.metadata
 import os
 
+import pytest
+
 if int(importlib.metadata.version('nova').split('.')[0]) < 33:
     os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
     # Now, before any test module: nova 32 then selects oslo.service's
@@ -32,3 +34,18 @@ if int(importlib.metadata.version('nova').split('.')[0]) < 33:
     # selected eventlet and that import would fail (BackendAlreadySelected).
     from nova import monkey_patch
     monkey_patch.patch()
+
+
+@pytest.fixture
+def database(tmp_path):
+    """A migrated SQLite DRS database of the test's own, disposed after it: the
+    storage most unit tests run on (a test module that needs another defines
+    its own ``database``, or one on top of this one that adds its hosts)."""
+    # Imported here, not above: nova 32's patching switch must come first.
+    from nova_drs.db import api
+    from nova_drs.db import migration
+
+    database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
+    migration.sync(database)
+    yield database
+    database.dispose()

@@ -34,7 +34,7 @@ LONG_COLUMNS = COLUMNS + (
 def show(data):
     """(columns, values) of a dict, as cliff's ShowOne expects."""
     keys = sorted(data)
-    shown = {'pinned_servers': pinned_text, 'allocation': allocation_text}
+    shown = {'pinned_servers': pinned_text, 'allocation': drs_client.allocation_text}
     return tuple(keys), tuple(shown[key](data[key]) if key in shown else data[key]
                               for key in keys)
 
@@ -48,15 +48,6 @@ def table(columns, items):
 def pinned_text(servers):
     """``uuid (level)`` lines of the servers opted out of DRS (drs:automation)."""
     return '\n'.join('%(id)s (%(level)s)' % server for server in servers or ())
-
-
-def allocation_text(rows):
-    """``VCPU: 3 of 8 (ratio 4.0, 37.5 %)`` lines: placement's allocated of capacity."""
-    if rows is None:
-        return 'unknown (placement did not answer)'
-    return '\n'.join('%s: %g of %g (ratio %g, %s %%)' % (
-        row['resource_class'], row['allocated'], row['capacity'], row['allocation_ratio'],
-        row['used_percent']) for row in rows)
 
 
 class LongLister(command.Lister):

@@ -39,6 +39,7 @@ Kinds (counted per kind in the output, ``faults``; rates are the defaults):
 """
 
 import collections
+import dataclasses
 import random
 import re
 
@@ -71,23 +72,24 @@ def call_kind(method, path):
                                        for part in path.split('/')))
 
 
+@dataclasses.dataclass(eq=False)
 class Faults:
-    """No faults without a seed; with one, the rates below."""
+    """No faults without a seed; with one, the rates below (a dataclass: the
+    rates are fields, each a keyword of the constructor with its default)."""
 
-    def __init__(self, seed=None, api_error_rate=0.01, api_hang_rate=0.005,
-                 migration_failure_rate=0.05, migration_stall_rate=0.03,
-                 wake_failure_rate=0.1, bmc_failure_rate=0.05, rp_gone_rate=0.02,
-                 takeover_rate=0.01):
-        self.enabled = seed is not None
-        self.rng = random.Random(seed)
-        self.api_error_rate = api_error_rate
-        self.api_hang_rate = api_hang_rate
-        self.migration_failure_rate = migration_failure_rate
-        self.migration_stall_rate = migration_stall_rate
-        self.wake_failure_rate = wake_failure_rate
-        self.bmc_failure_rate = bmc_failure_rate
-        self.rp_gone_rate = rp_gone_rate
-        self.takeover_rate = takeover_rate
+    seed: int | None = None
+    api_error_rate: float = 0.01
+    api_hang_rate: float = 0.005
+    migration_failure_rate: float = 0.05
+    migration_stall_rate: float = 0.03
+    wake_failure_rate: float = 0.1
+    bmc_failure_rate: float = 0.05
+    rp_gone_rate: float = 0.02
+    takeover_rate: float = 0.01
+
+    def __post_init__(self):
+        self.enabled = self.seed is not None
+        self.rng = random.Random(self.seed)
         self.rp_gone_seconds = RP_GONE_SECONDS
         self.counts = collections.Counter()
         self._wakes = 0

@@ -17,20 +17,16 @@ fakes.py for nova (hosts h1 and h2, enabled and up) and the power driver."""
 from oslo_utils import timeutils
 import pytest
 
-from nova_drs.db import api
-from nova_drs.db import migration
 from tests.unit.daemon import fakes
 from tests.unit.daemon import lifecycle_steps
 
 
 @pytest.fixture
-def drs_db(tmp_path):
-    database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-    migration.sync(database)
+def drs_db(database):
+    """The unit tier's database (tests/unit/conftest.py) on oslo's clock frozen at START."""
     timeutils.set_time_override(lifecycle_steps.START)
     yield database
     timeutils.clear_time_override()
-    database.dispose()
 
 
 @pytest.fixture

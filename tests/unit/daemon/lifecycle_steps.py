@@ -16,6 +16,7 @@ daemon recorded."""
 
 import datetime
 
+from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs.daemon import lifecycle
@@ -49,6 +50,29 @@ def step(steps, host='h1'):
     """One cycle's step for host; its record after it."""
     steps.advance(drs_hosts.get(steps.db, host))
     return drs_hosts.get(steps.db, host)
+
+
+def started(nova, database, power, servers=('vm1',), **fields):
+    """The lifecycle of h1 suspending after its first step: ``servers`` put on h1
+    first (``fields``: add_server's keywords) were asked to move, an empty host
+    was sent its suspend command. The many tests of what happens next go on
+    from the same start."""
+    suspending(database)
+    for uuid in servers:
+        nova.add_server(uuid, 'h1', **fields)
+    steps = host_lifecycle(nova, database, power)
+    step(steps)
+    return steps
+
+
+def past(steps, timeout):
+    """h1's record after a step one second past ``timeout`` (seconds on oslo's
+    frozen clock), once a step one second before it found h1 still suspending:
+    the edge of a suspend's timeouts."""
+    timeutils.advance_time_seconds(timeout - 1)
+    assert step(steps)['suspend_state'] == drs_hosts.SUSPENDING
+    timeutils.advance_time_seconds(2)
+    return step(steps)
 
 
 def requests(database):

@@ -30,7 +30,9 @@ from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
 from tests.unit.daemon.lifecycle_steps import host_lifecycle
 from tests.unit.daemon.lifecycle_steps import MIGRATION_TIMEOUT
+from tests.unit.daemon.lifecycle_steps import past
 from tests.unit.daemon.lifecycle_steps import requests
+from tests.unit.daemon.lifecycle_steps import started
 from tests.unit.daemon.lifecycle_steps import step
 from tests.unit.daemon.lifecycle_steps import suspending
 
@@ -66,10 +68,7 @@ def test_a_server_in_error_is_not_moved_and_the_suspend_is_abandoned(drs_db, nov
 
 
 def test_a_failed_evacuation_migration_puts_the_host_back_in_service(drs_db, nova, power):
-    suspending(drs_db)
-    nova.add_server('vm1', 'h1')
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
+    steps = started(nova, drs_db, power)
     nova.fail('vm1')
     record = step(steps)
     assert record['suspend_state'] == drs_hosts.ACTIVE
@@ -82,14 +81,8 @@ def test_a_failed_evacuation_migration_puts_the_host_back_in_service(drs_db, nov
 
 
 def test_a_migration_that_overran_is_aborted_and_the_suspend_abandoned(drs_db, nova, power):
-    suspending(drs_db)
-    nova.add_server('vm1', 'h1')
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
-    timeutils.advance_time_seconds(MIGRATION_TIMEOUT - 1)
-    assert step(steps)['suspend_state'] == drs_hosts.SUSPENDING
-    timeutils.advance_time_seconds(2)
-    record = step(steps)
+    steps = started(nova, drs_db, power)
+    record = past(steps, MIGRATION_TIMEOUT)
     assert nova.called('abort_live_migration') == [('vm1', 1)]
     assert nova.servers['vm1']['OS-EXT-SRV-ATTR:host'] == 'h1'
     assert record['suspend_state'] == drs_hosts.ACTIVE
@@ -99,10 +92,7 @@ def test_a_migration_that_overran_is_aborted_and_the_suspend_abandoned(drs_db, n
 
 def test_an_overran_migration_nova_cannot_abort_still_abandons_the_suspend(
         drs_db, nova, power):
-    suspending(drs_db)
-    nova.add_server('vm1', 'h1')
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
+    steps = started(nova, drs_db, power)
     nova.faults['abort_live_migration'] = exception.NovaRequestFailed('HTTP 400', 400)
     timeutils.advance_time_seconds(MIGRATION_TIMEOUT + 1)
     assert step(steps)['suspend_state'] == drs_hosts.ACTIVE
@@ -165,10 +155,7 @@ def test_no_answer_leaves_the_move_open_and_the_next_cycle_asks_nova(drs_db, nov
 
 
 def test_a_move_nova_took_is_followed_not_asked_twice(drs_db, nova, power):
-    suspending(drs_db)
-    nova.add_server('vm1', 'h1')
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
+    steps = started(nova, drs_db, power)
     # nova took it, the server shows no task state yet (the conductor's queue).
     nova.servers['vm1'].update({'status': 'ACTIVE', 'OS-EXT-STS:task_state': None})
     assert step(steps)['suspend_state'] == drs_hosts.SUSPENDING
@@ -177,10 +164,7 @@ def test_a_move_nova_took_is_followed_not_asked_twice(drs_db, nova, power):
 
 
 def test_a_stopped_server_is_cold_migrated_and_its_resize_confirmed(drs_db, nova, power):
-    suspending(drs_db)
-    nova.add_server('vm1', 'h1', status='SHUTOFF')
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
+    steps = started(nova, drs_db, power, status='SHUTOFF')
     assert nova.called('cold_migrate') == [('vm1', None)]
     nova.finish(['vm1'])
     assert nova.servers['vm1']['status'] == 'VERIFY_RESIZE'
@@ -254,10 +238,7 @@ def test_an_abandoned_cold_migration_is_confirmed_once_nova_finishes_it(drs_db, 
 
 
 def test_an_abandoned_cold_migration_of_a_deleted_server_is_closed(drs_db, nova, power):
-    suspending(drs_db)
-    nova.add_server('vm1', 'h1', status='SHUTOFF')
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
+    steps = started(nova, drs_db, power, status='SHUTOFF')
     drs_hosts.transition(drs_db, 'h1', drs_hosts.SUSPENDING, drs_hosts.ACTIVE, 'cancelled')
     del nova.servers['vm1']
     steps.close_abandoned_evacuations()

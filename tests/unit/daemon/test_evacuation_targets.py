@@ -18,8 +18,6 @@ cooldown (the closed-loop twin, doc/source/twin.md). The end to end effect
 is measured by the twin; here each rule of the hand-over.
 """
 
-import os
-import tempfile
 import types
 
 import pytest
@@ -28,9 +26,8 @@ from nova_drs import exception
 from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import evacuation
 from nova_drs.daemon import lifecycle
-from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.db import migration
+from tests.unit.daemon import lifecycle_steps
 
 LIMITS = {'per_host': 10, 'per_destination': 1, 'per_cluster': 100,
           'suspends_per_cycle': 5, 'wakes_per_cycle': 5}
@@ -67,14 +64,10 @@ class Driver:
 
 
 @pytest.fixture
-def database():
-    directory = tempfile.mkdtemp(prefix='nova-drs-targets-')
-    database = db_api.Database('sqlite:///' + os.path.join(directory, 'drs.sqlite'))
-    migration.sync(database)
-    drs_hosts.ensure(database, 'src')
-    drs_hosts.transition(database, 'src', drs_hosts.ACTIVE, drs_hosts.SUSPENDING, 'test')
-    yield database
-    database.dispose()
+def database(database):
+    """The unit tier's database with host src suspending."""
+    lifecycle_steps.suspending(database, 'src')
+    return database
 
 
 def _advance(database, nova, targets, receivers=('a', 'b'), busy=()):

@@ -15,18 +15,15 @@
 (On real nova, a 500 to one server's evacuation: tests/functional/test_host_faults.py.)
 """
 
-import os
-import tempfile
 
 import pytest
 
 from nova_drs import conf as drs_conf
 from nova_drs import exception
 from nova_drs.daemon import service
-from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.db import migration
 from nova_drs.loadbalancer import catalog
+from tests.unit.daemon import lifecycle_steps
 
 
 class Nova:
@@ -54,16 +51,11 @@ class Nova:
 
 
 @pytest.fixture
-def database():
-    directory = tempfile.mkdtemp(prefix='nova-drs-lifecycle-faults-')
-    database = db_api.Database('sqlite:///' + os.path.join(directory, 'drs.sqlite'))
-    migration.sync(database)
+def database(database):
+    """The unit tier's database with h1 and h2 entering maintenance."""
     for host in ('h1', 'h2'):
-        drs_hosts.ensure(database, host)
-        drs_hosts.transition(database, host, drs_hosts.ACTIVE,
-                             drs_hosts.ENTERING_MAINTENANCE, 'test')
-    yield database
-    database.dispose()
+        lifecycle_steps.in_state(database, host, drs_hosts.ENTERING_MAINTENANCE)
+    return database
 
 
 def balancer(database, failing):

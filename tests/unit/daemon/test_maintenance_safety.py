@@ -41,6 +41,15 @@ def asleep(database, *hosts):
         in_state(database, host, drs_hosts.SUSPENDING, drs_hosts.SUSPENDED)
 
 
+def emptying(nova, database, power):
+    """The lifecycle of h1 entering maintenance with vm1 on it, h3 asleep: a
+    host that could be woken to make room."""
+    entering_maintenance(database)
+    asleep(database, 'h3')
+    nova.add_server('vm1', 'h1')
+    return host_lifecycle(nova, database, power)
+
+
 def budget(receivers, wakes=1):
     return budget_mod.Budget(dict(LIMITS, wakes_per_cycle=wakes),
                              lambda host: cluster_policy.DEFAULT_CLUSTER, (), receivers)
@@ -61,10 +70,7 @@ def test_an_emptied_host_enters_maintenance_disabled_and_powered_on(drs_db, nova
 
 
 def test_a_failed_move_wakes_a_host_and_is_retried_after_its_delay(drs_db, nova, power):
-    entering_maintenance(drs_db)
-    asleep(drs_db, 'h3')
-    nova.add_server('vm1', 'h1')
-    steps = host_lifecycle(nova, drs_db, power)
+    steps = emptying(nova, drs_db, power)
     step(steps)
     nova.fail('vm1')
     record = step(steps)
@@ -101,10 +107,7 @@ def test_with_nowhere_to_go_a_host_is_woken_instead_of_asking_nova(drs_db, nova,
 
 
 def test_a_wake_to_make_room_respects_the_cycles_wake_limit(drs_db, nova, power):
-    entering_maintenance(drs_db)
-    asleep(drs_db, 'h3')
-    nova.add_server('vm1', 'h1')
-    steps = host_lifecycle(nova, drs_db, power)
+    steps = emptying(nova, drs_db, power)
     steps.budget = budget(receivers=(), wakes=0)
     record = step(steps)
     assert 'waking h3 to make room waits: cluster at its wake limit' in record['state_reason']

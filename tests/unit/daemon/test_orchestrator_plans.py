@@ -23,9 +23,7 @@ import sqlalchemy as sa
 
 from nova_drs import exception
 from nova_drs.daemon import orchestrator
-from nova_drs.db import api
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.db import migration
 from nova_drs.db import plan_progress
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
@@ -50,13 +48,6 @@ class RecordingNova:
         self.sent.append(instance)
 
     cold_migrate = live_migrate
-
-
-@pytest.fixture
-def database(tmp_path):
-    database = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-    migration.sync(database)
-    return database
 
 
 def _view(hosts, servers):

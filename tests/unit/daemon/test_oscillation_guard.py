@@ -15,23 +15,12 @@
 import datetime
 
 from oslo_utils import timeutils
-import pytest
 
 from nova_drs.daemon import oscillation
-from nova_drs.db import api
 from nova_drs.db import lb_migrations
-from nova_drs.db import migration
 from nova_drs.db import models
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
-
-
-@pytest.fixture
-def database(tmp_path):
-    db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-    migration.sync(db)
-    yield db
-    db.dispose()
 
 
 def moved(database, uuid, times, age_seconds=60, status=None):

@@ -14,15 +14,12 @@
 
 import datetime
 
-import pytest
 import sqlalchemy as sa
 
 from nova_drs import exception
 from nova_drs.daemon import plan_recovery
-from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import lb_migrations
-from nova_drs.db import migration
 from nova_drs.db import models
 from nova_drs.db import plan_progress
 from nova_drs.db import plans
@@ -30,14 +27,6 @@ from nova_drs.loadbalancer import model
 from tests.unit.daemon import fakes
 
 OLD, NEW = 'member-a#1/p1', 'member-b#2/p2'
-
-
-@pytest.fixture
-def database(tmp_path):
-    db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-    migration.sync(db)
-    yield db
-    db.dispose()
 
 
 def nova_with(server=None, migrations=(), unavailable=False):

@@ -22,17 +22,14 @@ lifecycle and SQLite DRS database; nova and the BMC are stand-ins.
 """
 
 import datetime
-import os
-import tempfile
 
 import pytest
 
 from nova_drs import exception
 from nova_drs.daemon import lifecycle
-from nova_drs.db import api as db_api
 from nova_drs.db import hosts as drs_hosts
-from nova_drs.db import migration
 from nova_drs.power import base
+from tests.unit.daemon import lifecycle_steps
 from tests.unit.daemon import test_lifecycle_faults
 
 START = datetime.datetime(2026, 11, 27, 12, 0, 0)
@@ -81,17 +78,13 @@ class Bmc:
 
 
 @pytest.fixture
-def database():
-    directory = tempfile.mkdtemp(prefix='nova-drs-suspend-retry-')
-    database = db_api.Database('sqlite:///' + os.path.join(directory, 'drs.sqlite'))
-    migration.sync(database)
-    drs_hosts.ensure(database, 'host1')
-    drs_hosts.transition(database, 'host1', 'active', 'suspending', 'test')
+def database(database):
+    """The unit tier's database with host1 suspending, emptied and disabled."""
+    lifecycle_steps.suspending(database, 'host1')
     drs_hosts.set_fields_at(database, 'host1', 'suspending',
                             drs_hosts.get(database, 'host1')['state_version'],
                             disabled_by_drs=True)
-    yield database
-    database.dispose()
+    return database
 
 
 def _cycles(database, bmc, seconds):

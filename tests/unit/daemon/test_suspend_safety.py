@@ -17,15 +17,16 @@ the stand-ins of tests/unit/daemon/fakes.py (fixtures: conftest.py), the
 clock oslo's override.
 """
 
-from oslo_utils import timeutils
 import pytest
 
 from nova_drs import exception
 from nova_drs.db import hosts as drs_hosts
 from tests.unit.daemon import fakes
 from tests.unit.daemon.lifecycle_steps import host_lifecycle
+from tests.unit.daemon.lifecycle_steps import past
 from tests.unit.daemon.lifecycle_steps import requests
 from tests.unit.daemon.lifecycle_steps import START
+from tests.unit.daemon.lifecycle_steps import started
 from tests.unit.daemon.lifecycle_steps import step
 from tests.unit.daemon.lifecycle_steps import SUSPEND_TIMEOUT
 from tests.unit.daemon.lifecycle_steps import suspending
@@ -76,9 +77,7 @@ def test_a_server_placement_lost_track_of_still_keeps_its_host_on(drs_db, nova, 
 
 
 def test_a_host_is_suspended_only_once_its_power_is_off(drs_db, nova, power):
-    suspending(drs_db)
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)                                 # empty: the suspend command leaves
+    steps = started(nova, drs_db, power, servers=())  # empty: the suspend command leaves
     assert step(steps)['suspend_state'] == drs_hosts.SUSPENDING   # still on: sent again
     assert power.calls == [('suspend', 'h1'), ('status', 'h1'), ('suspend', 'h1')]
     power.power = 'off'
@@ -86,9 +85,7 @@ def test_a_host_is_suspended_only_once_its_power_is_off(drs_db, nova, power):
 
 
 def test_a_host_nova_reports_down_is_suspended_without_asking_its_bmc(drs_db, nova, power):
-    suspending(drs_db)
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
+    steps = started(nova, drs_db, power, servers=())
     nova.report('h1', state='down')
     assert step(steps)['suspend_state'] == drs_hosts.SUSPENDED
     assert power.calls == [('suspend', 'h1')]
@@ -144,9 +141,7 @@ def test_a_host_without_a_power_driver_is_never_emptied(drs_db, nova):
 @pytest.mark.parametrize('wake_fails', [False, True])
 def test_a_server_that_lands_on_a_host_powering_off_wakes_it_into_error(
         drs_db, nova, power, wake_fails):
-    suspending(drs_db)
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)                                   # the suspend command left
+    steps = started(nova, drs_db, power, servers=())  # the suspend command left
     nova.add_server('vm1', 'h1')                  # an admin's forced move
     if wake_fails:
         power.faults['wake'] = exception.PowerError('BMC did not answer')
@@ -158,13 +153,8 @@ def test_a_server_that_lands_on_a_host_powering_off_wakes_it_into_error(
 
 
 def test_a_host_that_never_goes_down_ends_in_error_not_suspended(drs_db, nova, power):
-    suspending(drs_db)
-    steps = host_lifecycle(nova, drs_db, power)
-    step(steps)
-    timeutils.advance_time_seconds(SUSPEND_TIMEOUT - 1)
-    assert step(steps)['suspend_state'] == drs_hosts.SUSPENDING
-    timeutils.advance_time_seconds(2)
-    record = step(steps)
+    steps = started(nova, drs_db, power, servers=())
+    record = past(steps, SUSPEND_TIMEOUT)
     assert record['suspend_state'] == drs_hosts.ERROR
     assert 'did not go down within 600s' in record['state_reason']
 

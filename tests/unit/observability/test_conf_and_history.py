@@ -25,9 +25,7 @@ import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
 from nova_drs import exception
-from nova_drs.db import api
 from nova_drs.db import hosts
-from nova_drs.db import migration
 from nova_drs.db import models
 from nova_drs.db import state_history
 from nova_drs.observability import energy
@@ -41,14 +39,6 @@ def _conf(tmp_path, text=''):
     path.write_text(text)
     conf(['--config-file', str(path)])
     return conf
-
-
-@pytest.fixture
-def database(tmp_path):
-    db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-    migration.sync(db)
-    yield db
-    db.dispose()
 
 
 def test_metrics_are_off_by_default(tmp_path, database):

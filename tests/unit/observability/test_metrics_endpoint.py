@@ -34,7 +34,6 @@ import pytest
 from nova_drs import exception
 from nova_drs.observability import metrics
 from tests.unit.observability.test_conf_and_history import _conf
-from tests.unit.observability.test_conf_and_history import database  # noqa: F401
 
 
 @pytest.fixture

@@ -14,50 +14,39 @@
 
 import datetime
 
-from nova_drs.db import api
-from nova_drs.db import migration
 from nova_drs.db import overcommit as db_overcommit
 from nova_drs.overcommit import placement_sync
 
 T0 = datetime.datetime(2026, 1, 1, 12, 0, 0)
 
 
-def database(tmp_path):
-    db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-    migration.sync(db)
-    return db
+def test_history_keeps_changes_only_and_answers_by_time(database):
+    assert db_overcommit.note_ratios(database, 'h', 1.0, 1.0, T0)
+    assert not db_overcommit.note_ratios(database, 'h', 1.0, 1.0, T0 + datetime.timedelta(hours=1))
+    assert db_overcommit.note_ratios(database, 'h', 2.0, 1.0, T0 + datetime.timedelta(hours=2))
+    assert db_overcommit.ratios_at(database, 'h', T0 - datetime.timedelta(seconds=1)) is None
+    assert db_overcommit.ratios_at(database, 'h', T0 + datetime.timedelta(hours=1)) == (1.0, 1.0)
+    assert db_overcommit.ratios_at(database, 'h', T0 + datetime.timedelta(hours=3)) == (2.0, 1.0)
+    assert db_overcommit.ratios_at(database, 'other', T0) is None
 
 
-def test_history_keeps_changes_only_and_answers_by_time(tmp_path):
-    db = database(tmp_path)
-    assert db_overcommit.note_ratios(db, 'h', 1.0, 1.0, T0)
-    assert not db_overcommit.note_ratios(db, 'h', 1.0, 1.0, T0 + datetime.timedelta(hours=1))
-    assert db_overcommit.note_ratios(db, 'h', 2.0, 1.0, T0 + datetime.timedelta(hours=2))
-    assert db_overcommit.ratios_at(db, 'h', T0 - datetime.timedelta(seconds=1)) is None
-    assert db_overcommit.ratios_at(db, 'h', T0 + datetime.timedelta(hours=1)) == (1.0, 1.0)
-    assert db_overcommit.ratios_at(db, 'h', T0 + datetime.timedelta(hours=3)) == (2.0, 1.0)
-    assert db_overcommit.ratios_at(db, 'other', T0) is None
-
-
-def test_reconcile_uses_launch_ratios_then_current(tmp_path):
-    db = database(tmp_path)
-    db_overcommit.note_ratios(db, 'h', 1.0, 1.0, T0)
+def test_reconcile_uses_launch_ratios_then_current(database):
+    db_overcommit.note_ratios(database, 'h', 1.0, 1.0, T0)
     aware = (T0 + datetime.timedelta(minutes=5)).replace(tzinfo=datetime.timezone.utc)
     instances = [
         {'uuid': 'old', 'host': 'h', 'vcpus': 1, 'memory_mb': 64, 'launched_at': aware},
         {'uuid': 'before-history', 'host': 'h', 'vcpus': 1, 'memory_mb': 64,
          'launched_at': T0 - datetime.timedelta(days=1)},
     ]
-    recorded, _gone = placement_sync.reconcile(db, instances, lambda host: (2.0, 1.5),
+    recorded, _gone = placement_sync.reconcile(database, instances, lambda host: (2.0, 1.5),
                                                hosts=['h', 'h2'])
     assert recorded == 2
-    assert db_overcommit.get(db, 'old')['cpu_allocation_ratio'] == 1.0
-    assert db_overcommit.get(db, 'before-history')['cpu_allocation_ratio'] == 2.0
+    assert db_overcommit.get(database, 'old')['cpu_allocation_ratio'] == 1.0
+    assert db_overcommit.get(database, 'before-history')['cpu_allocation_ratio'] == 2.0
     # the current ratios of every listed host entered the history
-    assert db_overcommit.ratios_at(db, 'h2', datetime.datetime(2100, 1, 1)) == (2.0, 1.5)
+    assert db_overcommit.ratios_at(database, 'h2', datetime.datetime(2100, 1, 1)) == (2.0, 1.5)
 
 
-def test_dry_run_writes_no_history(tmp_path):
-    db = database(tmp_path)
-    placement_sync.reconcile(db, [], lambda host: (2.0, 1.0), dry_run=True, hosts=['h'])
-    assert db_overcommit.ratios_at(db, 'h', datetime.datetime(2100, 1, 1)) is None
+def test_dry_run_writes_no_history(database):
+    placement_sync.reconcile(database, [], lambda host: (2.0, 1.0), dry_run=True, hosts=['h'])
+    assert db_overcommit.ratios_at(database, 'h', datetime.datetime(2100, 1, 1)) is None
