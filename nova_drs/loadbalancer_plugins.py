@@ -10,11 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Build decision-core objects from ``[loadbalancer]`` options.
+"""Build decision-core objects: the one loader of algorithms and parameters.
 
 The core takes algorithm objects; this module is the only place that maps
 configured names to classes, through stevedore entry points, so operators
-can ship their own algorithms in a separate package.
+can ship their own algorithms in a separate package. ``build(kind, name,
+overrides)`` is how every caller (the daemon's options, a cluster's
+aggregate metadata, the simulator, the tests) gets an algorithm: the values
+given, the schema's defaults for the rest (Watcher's validating defaults),
+checked against the algorithm's ``PARAMETERS``.
 """
 
 from importlib import metadata
@@ -24,6 +28,8 @@ from stevedore import driver
 from stevedore import exception as stevedore_exception
 
 from nova_drs import exception
+from nova_drs.conf import decision
+from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import policy as policy_mod
 
@@ -32,6 +38,8 @@ NAMESPACE = 'nova_drs.loadbalancer.'
 OPTIONS = {'policy': 'policy', 'overload': 'overload_detector',
            'vm_selection': 'vm_selection', 'placement': 'placement',
            'underload': 'underload_detector'}
+#: Algorithms that are no plugins: the consolidation policy's wake rule.
+RULES = {'unsuspend_when_hot': policy_mod.UnsuspendWhenHot}
 
 
 def _raise(_manager, _entry_point, exc):
@@ -66,54 +74,108 @@ def check_names(conf):
         plugin(kind, getattr(conf.loadbalancer, option))
 
 
-def build(cls, values, source):
-    """``cls(**values)`` once ``values`` satisfy ``cls.PARAMETERS``; ConfigError
-    naming ``source`` (where the values came from) and the schema's rule."""
+def _with_defaults(validator_class):
+    """``validator_class`` that fills each missing property with its schema
+    default while it validates (Watcher's DefaultValidatingDraft4Validator)."""
+    validate_properties = validator_class.VALIDATORS['properties']
+
+    def properties_with_defaults(validator, properties, instance, schema):
+        if validator.is_type(instance, 'object'):
+            for name, spec in properties.items():
+                if 'default' in spec:
+                    instance.setdefault(name, spec['default'])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class,
+                                        {'properties': properties_with_defaults})
+
+
+DefaultValidatingValidator = _with_defaults(jsonschema.Draft7Validator)
+
+
+def parameters(cls, overrides=None, source='parameters'):
+    """Every parameter of ``cls``: ``overrides`` over the defaults of
+    ``cls.PARAMETERS``, validated; ConfigError naming ``source`` (where the
+    values came from) and the schema's rule."""
+    values = dict(overrides or {})
     schema = getattr(cls, 'PARAMETERS', None) or {'type': 'object'}
     error = jsonschema.exceptions.best_match(
-        jsonschema.Draft7Validator(schema).iter_errors(values))
+        list(DefaultValidatingValidator(schema).iter_errors(values)))
     if error is not None:
         where = '.'.join(str(p) for p in error.absolute_path) or 'parameters'
         raise exception.ConfigError('%s: %s %s' % (source, where, error.message))
-    return cls(**values)
+    return values
+
+
+def build(kind, name, overrides=None, source=None):
+    """The algorithm registered as ``name`` in ``nova_drs.loadbalancer.<kind>``
+    with ``overrides`` over its defaults; ConfigError naming ``source`` (the
+    option choosing it by default) when the name or a value is wrong."""
+    cls = RULES[name] if kind == 'rule' else plugin(kind, name)
+    source = source or '[loadbalancer] %s = %s' % (OPTIONS.get(kind, kind), name)
+    return cls(**parameters(cls, overrides, source))
+
+
+def rebuild(algorithm, overrides, source):
+    """A copy of ``algorithm`` with ``overrides``, through the same checks."""
+    cls = type(algorithm)
+    current = {name: getattr(algorithm, name) for name in cls.PARAMETERS['properties']}
+    return cls(**parameters(cls, current | dict(overrides), source))
+
+
+def configured(conf, cls):
+    """{parameter: value} of the [loadbalancer] options that set ``cls``'s."""
+    return {parameter: getattr(conf.loadbalancer, option)
+            for option, targets in decision.PARAMETER_OPTIONS.items()
+            for _name, owner, parameter in targets if owner is cls}
 
 
 def load_policy(conf):
     opts = conf.loadbalancer
-    cls = plugin('policy', opts.policy)
     source = '[loadbalancer] policy = %s' % opts.policy
-    if opts.policy == 'drs':
-        return build(cls, {
-            'window': opts.history_window, 'quantile': opts.history_quantile,
-            'overload_now': opts.overload_cpu, 'overload_predicted': opts.overload_predicted,
-            'place_now': opts.place_cpu, 'place_predicted': opts.place_predicted,
-            'underload': opts.underload_predicted,
-            'cooldown': float(opts.migration_cooldown)}, source)
-    if opts.policy == 'even_distribution':
-        return build(cls, {'cooldown': float(opts.migration_cooldown)}, source)
-    detector = _detector(opts)
-    selection = build(plugin('vm_selection', opts.vm_selection), {}, source)
+    cls = plugin('policy', opts.policy)
+    if getattr(cls, 'PARAMETERS', {}).get('properties') or configured(conf, cls):
+        return cls(**parameters(cls, configured(conf, cls), source))
+    detector = _detector(opts.overload_detector, opts.overload_param)
+    selection = build('vm_selection', opts.vm_selection, source=source)
     placement = plugin('placement', opts.placement)(detector)
     underload_cls = plugin('underload', opts.underload_detector)
-    if opts.underload_detector == 'mean_threshold':
-        underload = build(underload_cls, {'cpu': opts.underload_cpu,
-                                          'memory': opts.underload_memory}, source)
-    else:
-        underload = build(underload_cls, {}, source)
-    wake = (build(policy_mod.UnsuspendWhenHot, {'cpu': opts.unsuspend_cpu,
-                                                'memory': opts.unsuspend_memory}, source)
-            if opts.unsuspend_when_hot else None)
+    underload = underload_cls(**parameters(underload_cls, configured(conf, underload_cls),
+                                           source))
+    wake = (build('rule', 'unsuspend_when_hot', configured(conf, policy_mod.UnsuspendWhenHot),
+                  source) if opts.unsuspend_when_hot else None)
     return cls(detector, selection, placement, underload, wake)
 
 
-def _detector(opts):
+def _detector(name, value, source='[loadbalancer] overload_param'):
     """``overload_param`` is the one parameter of the CloudSim detectors."""
-    cls = plugin('overload', opts.overload_detector)
+    cls = plugin('overload', name)
     properties = getattr(cls, 'PARAMETERS', {}).get('properties')
     if properties is None:          # a plugin that declares no schema
-        return cls(opts.overload_param)
-    values = {next(iter(properties)): opts.overload_param} if properties else {}
-    return build(cls, values, '[loadbalancer] overload_param')
+        return cls(value)
+    values = {next(iter(properties)): value} if properties else {}
+    return cls(**parameters(cls, values, source))
+
+
+def by_name(name, params=None):
+    """The simulator's policy ``name``: a policy with parameters (drs,
+    even_distribution) built with ``params``, or CloudSim's
+    ``<detector>_<selection>_<parameter>``; ValueError with the accepted forms."""
+    if name in catalog.PARAMETRISED:
+        try:
+            return build('policy', name, params, source='%s parameters' % name)
+        except exception.ConfigError as exc:
+            raise ValueError('bad %s parameter: %s' % (name, exc)) from None
+    if params:
+        raise ValueError('parameters are only accepted by the %s policies'
+                         % ' and '.join(catalog.PARAMETRISED))
+    policy = catalog.by_name(name)      # the forms and their errors
+    detector, _selection, parameter = name.split('_')
+    try:
+        _detector(detector, float(parameter), source='policy %s' % name)
+    except exception.ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return policy
 
 
 def load_limits(conf):

@@ -136,7 +136,7 @@ def _replay(args, conf, daemon_policy, print_results):
     policies = args.policies or ['drs']
     for name in policies:
         if name != 'dvfs':
-            catalog.by_name(name)  # an unknown name fails before any reading
+            loadbalancer_plugins.by_name(name)  # an unknown name fails before any reading
     dataset = _dataset(args, conf)
     if args.export:
         snapshot_file.write(snapshot_file.anonymise(dataset), args.export)

@@ -11,11 +11,87 @@
 # under the License.
 
 """Decision-core options: algorithm choice and parameters, in the daemon's
-group ``[loadbalancer]`` (``loadbalancer.py`` owns the group)."""
+group ``[loadbalancer]`` (``loadbalancer.py`` owns the group).
+
+An option that sets an algorithm parameter is generated from that
+parameter's JSON schema in the core (``PARAMETERS``), so its type, default,
+bounds and help are written once, there; ``PARAMETER_OPTIONS`` keeps the
+option names operators already use.
+"""
 
 from oslo_config import cfg
 
 from nova_drs.conf import loadbalancer
+from nova_drs.loadbalancer import drs
+from nova_drs.loadbalancer import even
+from nova_drs.loadbalancer import overload
+from nova_drs.loadbalancer import policy
+from nova_drs.loadbalancer import underload
+
+#: option -> (the algorithm's name, its class, the parameter), the first of
+#: several giving the option's type, default, bounds and help: the daemon
+#: builds those algorithms with the option's value (loadbalancer_plugins).
+PARAMETER_OPTIONS = {
+    'history_window': (('drs', drs.DrsPolicy, 'window'),),
+    'history_quantile': (('drs', drs.DrsPolicy, 'quantile'),),
+    'overload_cpu': (('drs', drs.DrsPolicy, 'overload_now'),),
+    'overload_predicted': (('drs', drs.DrsPolicy, 'overload_predicted'),),
+    'place_cpu': (('drs', drs.DrsPolicy, 'place_now'),),
+    'place_predicted': (('drs', drs.DrsPolicy, 'place_predicted'),),
+    'underload_predicted': (('drs', drs.DrsPolicy, 'underload'),),
+    'underload_cpu': (('mean_threshold', underload.MeanBelowThreshold, 'cpu'),),
+    'underload_memory': (('mean_threshold', underload.MeanBelowThreshold, 'memory'),),
+    'unsuspend_cpu': (('unsuspend_when_hot', policy.UnsuspendWhenHot, 'cpu'),),
+    'unsuspend_memory': (('unsuspend_when_hot', policy.UnsuspendWhenHot, 'memory'),),
+    'migration_cooldown': (('drs', drs.DrsPolicy, 'cooldown'),
+                           ('even_distribution', even.EvenDistributionPolicy, 'cooldown')),
+}
+#: What a generated option has besides its parameter's schema.
+_EXTRAS = {
+    'migration_cooldown': dict(
+        opt=cfg.IntOpt, deprecated_name='instance_cooldown',
+        help='Seconds after a migration of a server (live or cold, by the '
+             'daemon, an admin or anyone else: nova\'s own migration records '
+             'count) during which the daemon does not move it again: no '
+             'ping-pong. The drs policy still relieves a host over capacity; '
+             'the daemon also refuses moves it requested (or failed) within '
+             'this time. Formerly instance_cooldown (still read).'),
+}
+_OPTS = {'integer': cfg.IntOpt, 'number': cfg.FloatOpt}
+# The default overload detector, whose parameter is overload_param's default.
+_DETECTOR = ('thr', overload.StaticThreshold)
+_DETECTORS = (('iqr', overload.InterQuartileRange), ('mad', overload.MedianAbsoluteDeviation),
+              ('lr/lrr', overload.LocalRegression))
+
+
+def parameter_opt(option, targets, opt=None, help=None, **extra):
+    """The option ``option`` from the schema of the first of ``targets``."""
+    name, cls, parameter = targets[0]
+    spec = cls.PARAMETERS['properties'][parameter]
+    opt = opt or _OPTS[spec['type']]
+    cast = int if opt is cfg.IntOpt else float
+    bounds = {bound: cast(spec[key]) for bound, key in (('min', 'minimum'), ('max', 'maximum'))
+              if key in spec}
+    help = help or '%s %s: %s (%s).' % (name, parameter, spec['description'], spec['unit'])
+    return opt(option, default=cast(spec['default']), help=help, **bounds, **extra)
+
+
+def _first_parameter(cls):
+    name, spec = next(iter(cls.PARAMETERS['properties'].items()))
+    return name, spec['default']
+
+
+def _overload_param():
+    """One option for whichever detector is chosen: the default detector's
+    default, bounds wide enough for every detector's parameter."""
+    name, default = _first_parameter(_DETECTOR[1])
+    others = ', '.join('the %s for %s (%s)' % (_first_parameter(cls)[0], label,
+                                               _first_parameter(cls)[1])
+                       for label, cls in _DETECTORS)
+    return cfg.FloatOpt('overload_param', default=default, min=0.0, max=10.0,
+                        help='Parameter of the overload detector: the %s for %s (%s), %s.'
+                             % (name, _DETECTOR[0], default, others))
+
 
 decision_opts = [
     cfg.StrOpt('policy', default='drs',
@@ -27,9 +103,7 @@ decision_opts = [
     cfg.StrOpt('overload_detector', default='thr',
                help='Overload detector for the "consolidation" policy (namespace '
                     'nova_drs.loadbalancer.overload): thr, iqr, mad, lr or lrr.'),
-    cfg.FloatOpt('overload_param', default=0.8, min=0.0, max=10.0,
-                 help='Parameter of the overload detector: the CPU threshold for thr '
-                      '(0.8), the safety factor for iqr (1.5), mad (2.5), lr/lrr (1.2).'),
+    _overload_param(),
     cfg.StrOpt('vm_selection', default='mmt',
                help='Which instance leaves an overloaded host (namespace '
                     'nova_drs.loadbalancer.vm_selection): mmt (least RAM), mc (maximum '
@@ -41,52 +115,18 @@ decision_opts = [
                help='Which hosts to try to empty (namespace '
                     'nova_drs.loadbalancer.underload): least_utilised (CloudSim) or '
                     'mean_threshold (underload_cpu / underload_memory).'),
-    cfg.FloatOpt('underload_cpu', default=0.2, min=0.0, max=1.0,
-                 help='mean_threshold: a host whose mean CPU use is below this fraction '
-                      'is underloaded.'),
-    cfg.FloatOpt('underload_memory', default=0.2, min=0.0, max=1.0,
-                 help='mean_threshold: a host whose RAM use is below this fraction is '
-                      'underloaded.'),
     cfg.BoolOpt('unsuspend_when_hot', default=True,
                 help='"consolidation" policy: wake the first suspended host of a cluster '
                      'when a host is overloaded and the cluster mean CPU or RAM use is '
                      'above unsuspend_cpu / unsuspend_memory.'),
-    cfg.FloatOpt('unsuspend_cpu', default=0.8, min=0.0, max=1.0,
-                 help='Cluster mean CPU use above which a suspended host is woken.'),
-    cfg.FloatOpt('unsuspend_memory', default=0.8, min=0.0, max=1.0,
-                 help='Cluster mean RAM use above which a suspended host is woken.'),
     cfg.IntOpt('min_active_hosts', default=1, min=0,
                help='Never suspend hosts below this many active hosts per cluster.'),
     cfg.IntOpt('hosts_in_reserve', default=0, min=0,
                help='Extra active hosts kept on top of min_active_hosts for sudden load.'),
     cfg.IntOpt('selection_seed', default=0, min=0,
                help='Seed of the random generator used by random VM selection (rs).'),
-    cfg.IntOpt('history_window', default=12, min=1, max=30,
-               help='drs: samples of CPU history used to size an instance.'),
-    cfg.FloatOpt('history_quantile', default=0.8, min=0.0, max=1.0,
-                 help='drs: an instance is sized by this quantile of its recent CPU use.'),
-    cfg.FloatOpt('overload_cpu', default=1.0, min=0.1, max=2.0,
-                 help='drs: a host whose current CPU demand exceeds this fraction of its '
-                      'capacity is relieved.'),
-    cfg.FloatOpt('overload_predicted', default=1.1, min=0.1, max=3.0,
-                 help='drs: a host whose predicted demand (sum of instance sizes) '
-                      'exceeds this fraction of its capacity is relieved.'),
-    cfg.FloatOpt('place_cpu', default=0.9, min=0.1, max=1.0,
-                 help='drs: destinations are filled up to this fraction of current CPU.'),
-    cfg.FloatOpt('place_predicted', default=1.0, min=0.1, max=3.0,
-                 help='drs: destinations are filled up to this fraction of predicted CPU.'),
-    cfg.FloatOpt('underload_predicted', default=0.8, min=0.0, max=1.0,
-                 help='drs: hosts whose predicted demand is below this fraction are '
-                      'emptied when all their instances fit elsewhere.'),
-    cfg.IntOpt('migration_cooldown', default=3600, min=0,
-               deprecated_name='instance_cooldown',
-               help='Seconds after a migration of a server (live or cold, by the '
-                    'daemon, an admin or anyone else: nova\'s own migration records '
-                    'count) during which the daemon does not move it again: no '
-                    'ping-pong. The drs policy still relieves a host over capacity; '
-                    'the daemon also refuses moves it requested (or failed) within '
-                    'this time. Formerly instance_cooldown (still read).'),
-]
+] + [parameter_opt(option, targets, **_EXTRAS.get(option, {}))
+     for option, targets in PARAMETER_OPTIONS.items()]
 
 # nova-loadbalancer re-reads these on SIGHUP and builds its next cycle from
 # them (nova_drs/daemon/launcher.py).

@@ -17,12 +17,12 @@ Pure apart from the configuration: the daemon's cycle and ``nova-drs-sim
 plan in both.
 """
 
-import copy
 import dataclasses
 
 from oslo_log import log as logging
 
 from nova_drs import cluster_policy
+from nova_drs import loadbalancer_plugins
 from nova_drs import opt_out
 from nova_drs.db import plans
 from nova_drs.loadbalancer import drs
@@ -101,25 +101,32 @@ class ClusterPlanner:
         return actions
 
     def _even_policy(self, cluster, meta):
-        """even_distribution with the cluster's oVirt-style thresholds."""
+        """even_distribution with the cluster's oVirt-style thresholds; the
+        policy's own defaults where the cluster sets none."""
+        overrides = {'cooldown': self.conf.loadbalancer.migration_cooldown}
         high = self.resolver.value(cluster, meta, 'high_utilization')
+        if high is not None:
+            overrides['high'] = high / 100.0
         tolerance = self.resolver.value(cluster, meta, 'balance_tolerance')
-        minutes = self.resolver.value(cluster, meta, 'overcommit_duration')
-        period = self.conf.loadbalancer.period
-        return even.EvenDistributionPolicy(
-            high=(high if high is not None else even.DEFAULT_HIGH * 100) / 100.0,
-            tolerance=(tolerance if tolerance is not None
-                       else even.DEFAULT_TOLERANCE * 100) / 100.0,
-            window=max(1, round((minutes if minutes is not None
-                                 else even.DEFAULT_DURATION_MINUTES) * 60 / period)),
-            cooldown=self.conf.loadbalancer.migration_cooldown)
+        if tolerance is not None:
+            overrides['tolerance'] = tolerance / 100.0
+        minutes = self.resolver.value(cluster, meta, 'overcommit_duration',
+                                      even.DEFAULT_DURATION_MINUTES)
+        overrides['window'] = self._cycles(minutes)
+        return loadbalancer_plugins.build('policy', 'even_distribution', overrides,
+                                          _source(cluster))
+
+    def _cycles(self, minutes):
+        return max(1, round(minutes * 60 / self.conf.loadbalancer.period))
 
     def _cluster_policy(self, cluster, meta):
         """The configured policy, with oVirt-style per-cluster thresholds.
 
         ``high_utilization`` / ``low_utilization`` (percent) and
         ``overcommit_duration`` (minutes a load must last before it counts)
-        tune the drs policy for one cluster; other policies ignore them.
+        tune the drs policy for one cluster; other policies ignore them. A
+        value beyond a parameter's bounds counts as the bound (a window
+        longer than the samples kept reads them all anyway).
         """
         if not isinstance(self.policy, drs.DrsPolicy):
             return self.policy
@@ -133,13 +140,11 @@ class ClusterPlanner:
             overrides['underload'] = low / 100.0
         minutes = self.resolver.value(cluster, meta, 'overcommit_duration')
         if minutes is not None:
-            overrides['window'] = max(1, round(minutes * 60 / self.conf.loadbalancer.period))
+            overrides['window'] = self._cycles(minutes)
         if not overrides:
             return self.policy
-        tuned = copy.copy(self.policy)
-        for name, value in overrides.items():
-            setattr(tuned, name, value)
-        return tuned
+        return loadbalancer_plugins.rebuild(
+            self.policy, _within_bounds(type(self.policy), overrides), _source(cluster))
 
     def safety_limits(self, cluster, meta):
         """The floor of ``cluster`` as plan() computes it, for the orchestrator's
@@ -152,3 +157,15 @@ class ClusterPlanner:
                                                  group.min_active_hosts),
             hosts_in_reserve=self.resolver.value(cluster, meta, 'hosts_in_reserve',
                                                  group.hosts_in_reserve))
+
+
+def _source(cluster):
+    return 'cluster %s aggregate metadata' % cluster
+
+
+def _within_bounds(cls, values):
+    """``values`` moved into the bounds of ``cls``'s parameters."""
+    properties = cls.PARAMETERS['properties']
+    return {name: min(max(value, properties[name].get('minimum', value)),
+                      properties[name].get('maximum', value))
+            for name, value in values.items()}

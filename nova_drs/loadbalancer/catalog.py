@@ -48,17 +48,12 @@ def cloudsim_policy(detector, vm_selection, parameter):
                                       placement.PowerAwareBestFit(det), underload.LeastUtilised())
 
 
-def by_name(name, params=None):
-    """Policy object for a name; ``params`` are keyword arguments of the
-    drs or even_distribution policy.  ValueError with the accepted forms."""
+def by_name(name):
+    """Policy object for a name, with its default parameters (the loader,
+    nova_drs.loadbalancer_plugins.by_name, builds them with others).
+    ValueError with the accepted forms."""
     if name in PARAMETRISED:
-        try:
-            return PARAMETRISED[name](**(params or {}))
-        except TypeError as exc:
-            raise ValueError('bad %s parameter: %s' % (name, exc)) from None
-    if params:
-        raise ValueError('parameters are only accepted by the %s policies'
-                         % ' and '.join(PARAMETRISED))
+        return PARAMETRISED[name]()
     parts = name.split('_')
     try:
         detector, vm_selection, parameter = parts

@@ -37,6 +37,7 @@ import itertools
 
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import schema
+from nova_drs.loadbalancer import state as state_mod
 
 OVERLOAD = model.Reason.OVERLOAD.value
 UNDERLOAD = model.Reason.UNDERLOAD.value
@@ -66,18 +67,23 @@ class DrsPolicy:
     any number of threads.
     """
 
+    # The [loadbalancer] options are generated from these (conf/decision.py);
+    # a window stops at the samples a working state keeps of each server.
     PARAMETERS = schema.params(
-        window=schema.integer(12, 'newest CPU samples each server is sized from', 'samples'),
+        window=schema.integer(12, 'newest CPU samples each server is sized from', 'samples',
+                              maximum=state_mod.HISTORY_LENGTH),
         quantile=schema.number(0.8, 'upper quantile of that window a server is sized by',
                                'quantile (0..1)', maximum=1.0),
         overload_now=schema.fraction(1.0, 'a host is relieved above this current CPU',
-                                     maximum=None),
-        overload_predicted=schema.fraction(1.1, 'or above this predicted CPU', maximum=None),
+                                     minimum=0.1, maximum=2.0),
+        overload_predicted=schema.fraction(1.1, 'a host is relieved above this predicted CPU',
+                                           minimum=0.1, maximum=3.0),
         place_now=schema.fraction(0.9, 'destinations are filled up to this current CPU',
-                                  maximum=None),
-        place_predicted=schema.fraction(1.0, 'and up to this predicted CPU', maximum=None),
-        underload=schema.fraction(0.8, 'a host is emptied below this predicted CPU',
-                                  maximum=None),
+                                  minimum=0.1, maximum=1.0),
+        place_predicted=schema.fraction(1.0, 'destinations are filled up to this predicted CPU',
+                                        minimum=0.1, maximum=3.0),
+        underload=schema.fraction(0.8, 'a host is emptied below this predicted CPU, when all '
+                                       'its servers fit elsewhere'),
         cooldown=schema.number(3600.0, 'a server moved this recently stays unless its host '
                                        'is over capacity', 'seconds'))
 

@@ -124,7 +124,7 @@ class UnsuspendWhenHot:
 
     PARAMETERS = schema.params(
         cpu=schema.fraction(0.8, 'cluster mean CPU above which a suspended host is woken'),
-        memory=schema.fraction(0.8, 'or cluster mean RAM use above this'))
+        memory=schema.fraction(0.8, 'cluster mean RAM use above which a suspended host is woken'))
 
     def apply(self, state, overloaded):
         for cluster in sorted({state.cluster[i] for i in overloaded}):

@@ -37,13 +37,16 @@ def number(default, description, unit, minimum=0.0, maximum=None, nullable=False
     return prop
 
 
-def fraction(default, description, maximum=1.0):
-    return number(default, description, 'fraction of capacity', maximum=maximum)
+def fraction(default, description, minimum=0.0, maximum=1.0):
+    return number(default, description, 'fraction of capacity', minimum, maximum)
 
 
-def integer(default, description, unit, minimum=1, nullable=False):
-    return {'type': ['integer', 'null'] if nullable else 'integer', 'minimum': minimum,
+def integer(default, description, unit, minimum=1, maximum=None, nullable=False):
+    prop = {'type': ['integer', 'null'] if nullable else 'integer', 'minimum': minimum,
             'default': default, 'unit': unit, 'description': description}
+    if maximum is not None:
+        prop['maximum'] = maximum
+    return prop
 
 
 NONE = params()

@@ -36,8 +36,8 @@ class MeanBelowThreshold:
     """Seed rule: mean CPU over the history, or RAM use, below thresholds."""
 
     PARAMETERS = schema.params(
-        cpu=schema.fraction(0.2, 'mean CPU over the history below this'),
-        memory=schema.fraction(0.2, 'or RAM use below this'))
+        cpu=schema.fraction(0.2, 'a host is underloaded when its mean CPU is below this'),
+        memory=schema.fraction(0.2, 'a host is also underloaded when its RAM use is below this'))
 
     def candidates(self, state, excluded):
         hosts = []

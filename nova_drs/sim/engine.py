@@ -26,7 +26,7 @@ import gc
 import time
 
 from nova_drs import exception
-from nova_drs.loadbalancer import catalog
+from nova_drs import loadbalancer_plugins
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import placement
 from nova_drs.loadbalancer import planner
@@ -73,7 +73,8 @@ class Simulation:
         self.names = names
         self.traces = traces
         self.policy_name = policy_name
-        self.policy = None if policy_name == 'dvfs' else catalog.by_name(policy_name, params)
+        self.policy = (None if policy_name == 'dvfs'
+                       else loadbalancer_plugins.by_name(policy_name, params))
         self.initial = initial
         # dvfs and policies that never suspend keep every host on: an empty
         # host is then a destination and part of the load spread.

@@ -41,11 +41,11 @@ from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_drs import conf as drs_conf
+from nova_drs import loadbalancer_plugins
 from nova_drs.clients import nova_api
 from nova_drs.daemon import service
 from nova_drs.db import api as db_api
 from nova_drs.db import migration as db_migration
-from nova_drs.loadbalancer import catalog
 from nova_drs.sim import datacenter
 from nova_drs.sim import engine
 from nova_drs.sim import metrics
@@ -229,7 +229,8 @@ class ClosedLoop:
             nova = nova_api.NovaAPI(
                 twin_transport.connect(self.cloud, timeout=conf.drs_auth.timeout),
                 retries=nova_api.retry_options(conf.drs_auth))
-            balancer = service.LoadBalancer(conf, nova, database, catalog.by_name('drs'),
+            balancer = service.LoadBalancer(conf, nova, database,
+                                            loadbalancer_plugins.by_name('drs'),
                                             self.power, coordinator=coordinator)
             balancer.planner.plan = self._timed_decision(balancer.planner.plan)
             return balancer

@@ -16,6 +16,7 @@ import random
 
 import pytest
 
+from nova_drs import loadbalancer_plugins
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import overload
 from nova_drs.loadbalancer import placement
@@ -110,9 +111,10 @@ def test_mean_below_threshold_uses_history_mean_or_ram():
         fakes.vm('a', 'low', mips=1000.0, ram_mb=5000, history=[0.1, 0.2, 0.3]),  # mean 0.2
         fakes.vm('b', 'high', mips=1000.0, ram_mb=900, history=[0.9, 0.9]),
     ])
-    rule = underload.MeanBelowThreshold(cpu=0.25, memory=0.2)
+    rule = loadbalancer_plugins.build('underload', 'mean_threshold', {'cpu': 0.25})
     assert rule.candidates(state, set()) == [0]
-    assert underload.MeanBelowThreshold(cpu=0.1, memory=0.6).candidates(state, set()) == [0]
+    assert loadbalancer_plugins.build('underload', 'mean_threshold',
+                                      {'cpu': 0.1, 'memory': 0.6}).candidates(state, set()) == [0]
 
 
 def test_power_interpolates_between_spec_points():

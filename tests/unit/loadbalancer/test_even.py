@@ -14,6 +14,7 @@
 
 import pytest
 
+from nova_drs import loadbalancer_plugins
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import even
 from nova_drs.loadbalancer import model
@@ -49,7 +50,7 @@ def test_hot_host_sheds_to_least_loaded_hosts_and_nothing_is_suspended():
 def test_short_peak_is_not_balanced():
     snap = cluster(hot_history=(0.1, 0.1, 0.95))  # oldest first: hot only now
     assert planner.plan(snap, even.EvenDistributionPolicy(window=2), fakes.NO_FLOOR).actions == ()
-    assert planner.plan(snap, even.EvenDistributionPolicy(window=1), fakes.NO_FLOOR).migrations
+    assert planner.plan(snap, _even(window=1), fakes.NO_FLOOR).migrations
 
 
 def test_memory_counts_as_load():
@@ -67,13 +68,17 @@ def test_no_move_when_it_would_not_lower_the_peak():
 
 def test_max_migrations_bounds_a_cycle_and_cooldown_holds_servers():
     snap = cluster()
-    assert planner.plan(snap, even.EvenDistributionPolicy(max_migrations=1),
+    assert planner.plan(snap, _even(max_migrations=1),
                         fakes.NO_FLOOR).migrations.__len__() == 1
     moved = [s if s.host != 'a' else model.Instance(**{**_fields(s), 'last_migrated_at': 0.0})
              for s in snap.instances]
     cooling = model.Snapshot(snap.hosts, tuple(moved), now=60.0)
-    assert planner.plan(cooling, even.EvenDistributionPolicy(cooldown=3600),
+    assert planner.plan(cooling, _even(cooldown=3600),
                         fakes.NO_FLOOR).actions == ()
+
+
+def _even(**overrides):
+    return loadbalancer_plugins.build('policy', 'even_distribution', overrides)
 
 
 def _fields(instance):
@@ -81,9 +86,12 @@ def _fields(instance):
 
 
 def test_catalog_and_bad_parameters():
-    assert isinstance(catalog.by_name('even_distribution', {'high': 0.5}),
+    assert isinstance(loadbalancer_plugins.by_name('even_distribution', {'high': 0.5}),
                       even.EvenDistributionPolicy)
-    with pytest.raises(ValueError):
-        catalog.by_name('even_distribution', {'nope': 1})
+    with pytest.raises(ValueError, match='bad even_distribution parameter'):
+        loadbalancer_plugins.by_name('even_distribution', {'nope': 1})
+    with pytest.raises(ValueError, match='only accepted by the drs and even_distribution'):
+        loadbalancer_plugins.by_name('thr_mmt_0.8', {'window': 1})
+    assert isinstance(catalog.by_name('even_distribution'), even.EvenDistributionPolicy)
     with pytest.raises(ValueError):
         even.EvenDistributionPolicy(high=0)

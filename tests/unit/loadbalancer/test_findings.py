@@ -12,6 +12,7 @@
 
 """Findings: why the core gave each host and server its verdict."""
 
+from nova_drs import loadbalancer_plugins
 from nova_drs.loadbalancer import drs
 from nova_drs.loadbalancer import findings
 from nova_drs.loadbalancer import model
@@ -20,7 +21,8 @@ from tests.unit.loadbalancer import fakes
 
 
 def plan(hosts, vms, limits=fakes.NO_FLOOR, now=0.0, **kw):
-    return planner.plan(fakes.snapshot(hosts, vms, now=now), drs.DrsPolicy(**kw), limits)
+    return planner.plan(fakes.snapshot(hosts, vms, now=now),
+                        loadbalancer_plugins.build('policy', 'drs', kw), limits)
 
 
 def by_subject(result):

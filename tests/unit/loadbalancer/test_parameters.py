@@ -70,13 +70,46 @@ def _components(cls):
 
 
 def test_builder_refuses_values_outside_the_schema_with_one_line():
-    drs = loadbalancer_plugins.plugin('policy', 'drs')
     with pytest.raises(exception.ConfigError) as error:
-        loadbalancer_plugins.build(drs, {'window': 0}, 'source')
+        loadbalancer_plugins.build('policy', 'drs', {'window': 0}, 'source')
     assert str(error.value).startswith('source: window 0 is less than the minimum of 1')
     with pytest.raises(exception.ConfigError, match='source: parameters Additional'):
-        loadbalancer_plugins.build(drs, {'nosuch': 1}, 'source')
-    assert loadbalancer_plugins.build(drs, {'window': 6}, 'source').window == 6
+        loadbalancer_plugins.build('policy', 'drs', {'nosuch': 1}, 'source')
+    assert loadbalancer_plugins.build('policy', 'drs', {'window': 6}, 'source').window == 6
+    with pytest.raises(exception.ConfigError,
+                       match=r'^\[loadbalancer\] policy = drs: window 31 is greater'):
+        loadbalancer_plugins.build('policy', 'drs', {'window': 31})
+
+
+def test_the_loader_fills_the_schemas_defaults_and_leaves_the_overrides_alone():
+    overrides = {'window': 6}
+    values = loadbalancer_plugins.parameters(policy_mod.UnsuspendWhenHot)
+    assert values == {'cpu': 0.8, 'memory': 0.8}
+    drs = loadbalancer_plugins.build('policy', 'drs', overrides)
+    assert overrides == {'window': 6}
+    assert (drs.window, drs.quantile, drs.cooldown) == (6, 0.8, 3600.0)
+    even = loadbalancer_plugins.build('policy', 'even_distribution', {'high': 0.7})
+    assert (even.high, even.max_migrations) == (0.7, None)
+    assert loadbalancer_plugins.build('rule', 'unsuspend_when_hot', {'cpu': 0.5}).cpu == 0.5
+
+
+def test_rebuild_keeps_the_other_parameters_and_checks_the_new_ones():
+    tuned = loadbalancer_plugins.build('policy', 'drs', {'quantile': 0.9})
+    copy = loadbalancer_plugins.rebuild(tuned, {'window': 3}, 'cluster c')
+    assert (copy.window, copy.quantile, tuned.window) == (3, 0.9, 12)
+    with pytest.raises(exception.ConfigError, match='^cluster c: overload_now 0.05 is less'):
+        loadbalancer_plugins.rebuild(tuned, {'overload_now': 0.05}, 'cluster c')
+
+
+def test_the_simulators_names_go_through_the_loader():
+    assert loadbalancer_plugins.by_name('drs', {'window': 4}).window == 4
+    with pytest.raises(ValueError, match='bad drs parameter: drs parameters: window 0'):
+        loadbalancer_plugins.by_name('drs', {'window': 0})
+    with pytest.raises(ValueError, match='policy thr_mmt_1.5: threshold 1.5 is greater'):
+        loadbalancer_plugins.by_name('thr_mmt_1.5')
+    assert loadbalancer_plugins.by_name('lr_mmt_1.2').overload.safety == 1.2
+    with pytest.raises(ValueError, match='unknown policy'):
+        loadbalancer_plugins.by_name('nosuch')
 
 
 def test_an_algorithms_fields_are_its_parameters():

@@ -14,6 +14,7 @@
 
 import dataclasses
 
+from nova_drs import loadbalancer_plugins
 from nova_drs.loadbalancer import catalog
 from nova_drs.loadbalancer import model
 from nova_drs.loadbalancer import overload
@@ -21,7 +22,6 @@ from nova_drs.loadbalancer import placement
 from nova_drs.loadbalancer import planner
 from nova_drs.loadbalancer import policy
 from nova_drs.loadbalancer import selection
-from nova_drs.loadbalancer import underload
 from tests.unit.loadbalancer import fakes
 
 LIMITS = model.SafetyLimits(1, 0)
@@ -68,8 +68,9 @@ def test_seed_rule_wakes_first_suspended_host_when_cluster_is_hot():
     detector = overload.StaticThreshold(0.9)
     seed = policy.ConsolidationPolicy(detector, selection.MinimumMigrationTime(),
                                       placement.PowerAwareBestFit(detector),
-                                      underload.MeanBelowThreshold(0.2, 0.0),
-                                      policy.UnsuspendWhenHot(cpu=0.8, memory=0.8))
+                                      loadbalancer_plugins.build('underload', 'mean_threshold',
+                                                                 {'memory': 0.0}),
+                                      loadbalancer_plugins.build('rule', 'unsuspend_when_hot'))
     plan = planner.plan(fakes.snapshot(hosts, instances), seed, LIMITS)
     # the only VM cannot move anywhere useful, but the cluster is hot
     assert [w.host for w in plan.wakes] == ['h1']

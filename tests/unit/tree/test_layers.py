@@ -38,10 +38,13 @@ LAYERS = {
     # the errors every layer raises and catches (stdlib only, as nova's)
     'nova_drs.exception': 0,
     # 1, import nothing of nova_drs but the errors.
-    'nova_drs.conf': 1,              # options: every layer reads them
     'nova_drs.loadbalancer': 1,      # the pure decision core: no conf, no I/O
     'nova_drs.power': 1,             # BMC drivers, configured by arguments
     'nova_drs.rule_patterns': 1,     # allow/deny pattern syntax
+    # 2, options, read by every layer above; the algorithm parameters'
+    # options are generated from the core's schemas (conf/decision.py), so
+    # each default and bound is declared once.
+    'nova_drs.conf': 2,
     # 2, value vocabularies that aggregate metadata is checked against.
     'nova_drs.observability.power_model': 2,  # power curves: the core's model
     'nova_drs.overcommit.accounting': 2,      # ratio limits and arithmetic
@@ -281,7 +284,7 @@ def test_the_checks_find_an_upward_import_and_a_cycle():
     }
     graph = import_graph(sources)
     assert violations(graph) == [
-        'nova_drs.conf:1 imports nova_drs.daemon: layer 1 (nova_drs.conf) '
+        'nova_drs.conf:1 imports nova_drs.daemon: layer 2 (nova_drs.conf) '
         'may not import layer 7 (nova_drs.daemon)',
         'nova_drs.daemon:2 imports nova_drs.cmd: layer 7 (nova_drs.daemon) '
         'may not import layer 9 (nova_drs.cmd)',
