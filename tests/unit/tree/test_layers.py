@@ -62,6 +62,7 @@ LAYERS = {
     'nova_drs.overcommit': 4,        # ratios per aggregate, stored in db
     'nova_drs.observability': 4,     # metrics and energy, read from db
     'nova_drs.osc': 4,               # openstack CLI plugin, on the client
+    'nova_drs.novaclient_ext': 4,    # nova CLI extension (nova lb-*), on the client
     # 5, services on layer 4.
     'nova_drs.stats': 5,             # collector: db, overcommit, metrics
     'nova_drs.scheduling': 5,        # the scheduler's view of requests
