@@ -12,13 +12,19 @@
 
 """Connections to the real services tests use (MariaDB, PostgreSQL, Redis, RabbitMQ).
 
-``tools/ensure-services.sh`` (run by ``make test``) starts them when they are
-absent; a test that still cannot reach one fails with a message saying which
-service and how to start it, never skips.
+Only the component tier (tests/component) and the tiers above it use them;
+tests/unit/tree/test_unit_isolation.py keeps the unit tier from importing
+this module. ``tools/ensure-services.sh`` (run by ``make component``) starts
+them when they are absent; a test that still cannot reach one fails with a
+message saying which service and how to start it, never skips.
 """
 
+import contextlib
 import socket
 import uuid
+
+from nova_drs.db import api
+from nova_drs.db import migration
 
 SERVICES = {
     'mariadb': ('127.0.0.1', 3306),
@@ -73,3 +79,39 @@ class ScratchDatabase:
 
     def drop(self):
         self._execute('DROP DATABASE IF EXISTS %s' % self.name)
+
+
+@contextlib.contextmanager
+def scratch_database(kind, sync=False):
+    """A DRS Database on a throw-away database of ``kind``, dropped afterwards.
+
+    The body of the component tier's database fixtures, which run the unit
+    tier's SQLite tests again on the real servers.
+    """
+    scratch = ScratchDatabase(kind)
+    database = api.Database(scratch.url)
+    try:
+        if sync:
+            migration.sync(database)
+        yield database
+    finally:
+        database.dispose()
+        scratch.drop()
+
+
+@contextlib.contextmanager
+def redis_name(prefix):
+    """A name of one test's own on the real Redis (a tooz group or namespace).
+
+    Every key naming it, and its entry in tooz's set of groups, are deleted
+    afterwards: tests running side by side (pytest-xdist) never share one.
+    """
+    require('redis')
+    import redis
+    name = '%s-%s' % (prefix, uuid.uuid4().hex[:12])
+    yield name
+    client = redis.Redis(host='127.0.0.1', port=6379)
+    keys = client.keys('*%s*' % name)
+    if keys:
+        client.delete(*keys)
+    client.srem('_tooz_groups', name)

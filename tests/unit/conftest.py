@@ -10,30 +10,17 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The unit tier runs in a process eventlet has not monkey-patched, on every nova.
+"""The unit tier: no service, no shellcheck, systemd-analyze or sshd
+(tests/component has those; tests/unit/tree/test_unit_isolation.py).
 
-nova 33 and 34 patch only when their own test packages are imported; nova 32
-(2025.2) patches on importing ``nova.api.openstack`` or ``nova.cmd``, which
-the API unit tests do, and a patched pytest process then hangs the tests
-that read a daemon's output in a thread (tests/unit/cmd/test_daemon_signals.py).
-nova 32's own switch asks it not to patch, so the tier gets the process 33
-and 34 give it. nova-drs's commands import neither module, and the
-functional tier (nova's fixtures, patched on every release) is not affected.
+It runs in a process eventlet has not monkey-patched (tests/unpatched.py).
 """
-
-import importlib.metadata
-import os
 
 import pytest
 
-if int(importlib.metadata.version('nova').split('.')[0]) < 33:
-    os.environ.setdefault('OS_NOVA_DISABLE_EVENTLET_PATCHING', '1')
-    # Now, before any test module: nova 32 then selects oslo.service's
-    # threading backend, which a later import of nova.api.openstack or
-    # nova.cmd selects again; a test that used oslo.service first would have
-    # selected eventlet and that import would fail (BackendAlreadySelected).
-    from nova import monkey_patch
-    monkey_patch.patch()
+from tests import unpatched
+
+unpatched.keep_eventlet_off()
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@
 The daemon talks to a local HTTP endpoint that answers every request slowly
 with 503, so each cycle takes a known time and ends "skipped" (nova
 unavailable): what is tested is the process, not the plan. The DRS database
-is a real SQLite file synced by ``nova-drs-manage db sync``.
+is a real SQLite file synced by ``nova-drs-manage db sync``. The collector,
+which listens on RabbitMQ, is in tests/component/cmd/test_daemon_signals.py.
 """
 
 import http.server
@@ -198,40 +199,3 @@ def test_sighup_with_an_unusable_value_keeps_the_previous_options(daemon, nova):
     assert daemon.wait(timeout=20) == 0
 
 
-@pytest.mark.parametrize('grace', [None, 1])
-def test_collector_stops_within_5_seconds_of_sigterm(tmp_path, grace):
-    """The collector listens on RabbitMQ (tests/services.py starts it); a
-    short ``graceful_shutdown_timeout`` still ends in a clean exit, not in
-    oslo.service's SIGALRM."""
-    config = str(tmp_path / 'nova-drs.conf')
-    with open(config, 'w') as conf:
-        if grace is not None:
-            conf.write('[DEFAULT]\ngraceful_shutdown_timeout = %d\n' % grace)
-        conf.write('[DEFAULT]\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n'
-                   '[drs]\nstate_path = %s\n'
-                   '[drs_database]\nconnection = sqlite:///%s/drs.sqlite\n'
-                   '[oslo_messaging_notifications]\ndriver = messagingv2\n'
-                   % (tmp_path, tmp_path))
-    subprocess.run([os.path.join(BIN, 'nova-drs-manage'), '--config-file', config,
-                    'db', 'sync'], check=True, capture_output=True, cwd=REPO)
-    process = subprocess.Popen(
-        [os.path.join(BIN, 'nova-drs-collector'), '--config-file', config],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if 'listening on topic' in line:
-                break
-        assert process.poll() is None, ''.join(lines)
-        time.sleep(2)
-        sent = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        rest = process.stdout.read()
-        assert process.wait(timeout=30) == 0, rest
-        assert time.monotonic() - sent < 5
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        process.stdout.close()

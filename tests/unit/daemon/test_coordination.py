@@ -10,11 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Leader election of nova-loadbalancer against real backends.
+"""Leader election of nova-loadbalancer: the file backend, and backend errors.
 
-Redis on 127.0.0.1:6379 (each test in its own group) and the file backend in
-a temp dir. A crash is a real one: a member subprocess killed with SIGKILL,
-so it neither releases its lock nor leaves the group.
+The file backend in a temp dir; a crash is a real one: a member subprocess
+killed with SIGKILL, so it neither releases its lock nor leaves the group.
+Election on a real Redis is in tests/component/daemon/test_coordination.py,
+which uses the helpers here.
 """
 
 import os
@@ -22,25 +23,20 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 
 from oslo_config import cfg
 import pytest
-import redis
 
 from nova_drs import conf as drs_conf
 from nova_drs import exception
 from nova_drs.daemon import coordination
-from tests import services
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-REDIS_URL = 'redis://127.0.0.1:6379'
 LEADER_TIMEOUT = 2  # seconds; the member subprocess uses the same values
 HEARTBEAT_INTERVAL = 0.5
-POLL = 0.05
 
 
 def make_conf(tmp_path, url='', leader_timeout=LEADER_TIMEOUT,
@@ -60,36 +56,6 @@ def make_conf(tmp_path, url='', leader_timeout=LEADER_TIMEOUT,
     drs_conf.register_opts(conf)
     conf(['--config-file', str(config_file)])
     return conf
-
-
-@pytest.fixture
-def group():
-    """A group of its own for one test; its Redis keys are removed afterwards."""
-    services.require('redis')
-    name = 'nova-drs-test-%s' % uuid.uuid4().hex[:12]
-    yield name
-    client = redis.Redis(host='127.0.0.1', port=6379)
-    keys = client.keys('*%s*' % name)
-    if keys:
-        client.delete(*keys)
-    client.srem('_tooz_groups', name)
-
-
-@pytest.fixture
-def members(tmp_path, group):
-    """Factory of started Redis members of ``group``; all stopped at teardown."""
-    started = []
-
-    def start(name, url=REDIS_URL, leader_timeout=LEADER_TIMEOUT):
-        member = coordination.Coordinator(make_conf(tmp_path, url, leader_timeout),
-                                          member_id=name, group=group)
-        member.start()
-        started.append(member)
-        return member
-
-    yield start
-    for member in started:
-        member.stop()
 
 
 @pytest.fixture
@@ -128,188 +94,7 @@ def wait_for_line(process, expected, timeout=15):
                             else '(still running)'))
 
 
-def wait_for_leadership(member, timeout):
-    """Call is_leader() like a cycle would until it wins; return seconds taken."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if member.is_leader():
-            return time.monotonic() - started
-        time.sleep(POLL)
-    raise AssertionError('%s did not become leader within %.1f s'
-                         % (member.member_id, timeout))
-
-
-class TcpProxy:
-    """A loopback TCP relay to Redis that can be cut, like a network failure."""
-
-    def __init__(self, port):
-        self._upstream = ('127.0.0.1', port)
-        self._listener = socket.create_server(('127.0.0.1', 0))
-        self.port = self._listener.getsockname()[1]
-        self._sockets = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self._upstream)
-            self._sockets += [client, upstream]
-            for source, target in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, target),
-                                 daemon=True).start()
-
-    @staticmethod
-    def _pump(source, target):
-        try:
-            while data := source.recv(65536):
-                target.sendall(data)
-        except OSError:
-            pass
-
-    def cut(self):
-        self._listener.shutdown(socket.SHUT_RDWR)  # wakes accept(); close() alone does not
-        self._listener.close()
-        for sock in self._sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-
-
-# -- Redis -------------------------------------------------------------------
-
-def test_single_member_becomes_leader(members):
-    member = members('alpha')
-
-    assert member.is_leader()
-    assert member.still_leader()
-    assert member.fence_token() == ('alpha', 1)
-    assert str(member.fence_token()) == 'alpha#1'
-    assert member.members() == ['alpha']
-
-
-def test_two_members_exactly_one_leader(members):
-    # Nothing here waits for a lock or a membership to expire: a lifetime a
-    # starved heartbeat thread cannot outlast on a loaded machine.
-    alpha = members('alpha', leader_timeout=60)
-    beta = members('beta', leader_timeout=60)
-
-    for _ in range(5):
-        roles = [alpha.is_leader(), beta.is_leader()]
-        assert roles == [True, False]
-    assert not beta.still_leader()
-    with pytest.raises(exception.NotLeader):
-        beta.fence_token()
-    assert alpha.members() == ['alpha', 'beta']
-
-
-def test_heartbeat_keeps_leadership_between_cycles(members):
-    alpha = members('alpha')
-    beta = members('beta')
-    assert alpha.is_leader()
-
-    # No cycle for longer than the lock lifetime: the heartbeat renews it.
-    time.sleep(LEADER_TIMEOUT * 1.5)
-
-    assert alpha.still_leader()
-    assert not beta.is_leader()
-
-
-def test_crashed_leader_is_replaced_within_leader_timeout(spawn, members, group):
-    crashing = spawn(REDIS_URL, group, 'crashing')
-    wait_for_line(crashing, 'leader')
-    standby = members('standby')
-    assert not standby.is_leader()
-    assert standby.members() == ['crashing', 'standby']
-
-    crashing.send_signal(signal.SIGKILL)
-    crashing.wait()
-    failover = wait_for_leadership(standby, timeout=LEADER_TIMEOUT * 3)
-
-    # The dead leader's lock lives at most leader_timeout after its last
-    # heartbeat; the standby's cycle then takes it (here every POLL seconds).
-    assert failover <= LEADER_TIMEOUT + POLL + 0.5, failover
-    assert standby.fence_token() == ('standby', 1)
-    assert standby.members() == ['standby']
-
-
-def test_stalled_leader_steps_down_when_it_resumes(spawn, members, group):
-    stalled = spawn(REDIS_URL, group, 'stalled')
-    wait_for_line(stalled, 'leader')
-    standby = members('standby')
-
-    # A stall longer than the lock's lifetime (GC pause, VM freeze): the
-    # standby takes over meanwhile.
-    stalled.send_signal(signal.SIGSTOP)
-    try:
-        wait_for_leadership(standby, timeout=LEADER_TIMEOUT * 3)
-    finally:
-        stalled.send_signal(signal.SIGCONT)
-
-    # Back to life, its next cycle sees it lost the lock; it does not take it back.
-    wait_for_line(stalled, 'standby', timeout=LEADER_TIMEOUT * 2)
-    for _ in range(5):
-        assert standby.still_leader()
-        time.sleep(HEARTBEAT_INTERVAL)
-
-
-def test_clean_stop_hands_over_at_the_next_cycle(members):
-    alpha = members('alpha')
-    beta = members('beta')
-    assert alpha.is_leader() and not beta.is_leader()
-
-    alpha.stop()
-    started = time.monotonic()
-
-    assert beta.is_leader()
-    assert time.monotonic() - started < 0.5
-    assert not alpha.is_leader()
-
-
-def test_leader_whose_lock_was_taken_over_stops_acting(members, group):
-    alpha = members('alpha')
-    beta = members('beta')
-    assert alpha.is_leader()
-    # The lock expires behind alpha's back (as after a long stall) and beta
-    # wins it.
-    client = redis.Redis(host='127.0.0.1', port=6379)
-    (lock_key,) = client.keys('*%s-leader*' % group)
-    client.delete(lock_key)
-    assert beta.is_leader()
-
-    assert not alpha.still_leader()
-    assert not alpha.is_leader()
-    assert beta.still_leader()
-    assert beta.fence_token() == ('beta', 1)
-
-    # Re-elected later, alpha leads a new term.
-    beta.stop()
-    assert alpha.is_leader()
-    assert alpha.fence_token() == ('alpha', 2)
-
-
-def test_leader_that_loses_the_backend_stops_acting_and_is_replaced(members):
-    proxy = TcpProxy(6379)
-    alpha = members('alpha', url='redis://127.0.0.1:%d' % proxy.port)
-    beta = members('beta')
-    assert alpha.is_leader() and not beta.is_leader()
-
-    proxy.cut()
-    cut = time.monotonic()
-
-    assert not alpha.still_leader()
-    # Deadlines, not tooz's minute of Redis retries: the check waits at most
-    # for the heartbeat in flight and its own call.
-    assert time.monotonic() - cut < 3 * HEARTBEAT_INTERVAL + 0.5
-    assert not alpha.is_leader()
-    failover = wait_for_leadership(beta, timeout=LEADER_TIMEOUT * 3)
-    assert failover <= LEADER_TIMEOUT + POLL + 0.5, failover
-    assert not alpha.still_leader()
-
+# -- unreachable backend ----------------------------------------------------
 
 def test_unreachable_backend_fails_start_with_the_option_named(tmp_path):
     with socket.create_server(('127.0.0.1', 0)) as unused:

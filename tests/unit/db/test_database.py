@@ -28,7 +28,8 @@ def _tables(database):
 
 @pytest.fixture
 def database(empty_database):
-    """A database without schema on SQLite and on the real servers (conftest)."""
+    """A database without schema (conftest.py): SQLite here, the real servers
+    when tests/component/db/test_database.py runs these tests again."""
     return empty_database
 
 

@@ -23,7 +23,6 @@ from nova_drs.conf import database as database_conf
 from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import migration
-from tests import services
 
 
 def _conf(tmp_path, text):
@@ -44,23 +43,6 @@ def test_every_registered_option_is_one_enginefacade_reads():
     assert registered <= known
     assert not registered & database_conf.NOT_HONOURED
     assert 'db_max_retries' not in registered and 'backend' not in registered
-
-
-def test_connection_parameters_and_sql_mode_reach_mariadb(tmp_path):
-    scratch = services.ScratchDatabase('mariadb')
-    conf = _conf(tmp_path, '[drs_database]\nconnection = %s\n'
-                           'connection_parameters = charset=latin1\n'
-                           'mysql_sql_mode = ANSI_QUOTES\n' % scratch.url)
-    database = api.Database.from_conf(conf)
-    try:
-        with database.reader() as session:
-            charset, mode = session.execute(
-                sa.text('SELECT @@character_set_client, @@SESSION.sql_mode')).one()
-        assert charset == 'latin1'
-        assert 'ANSI_QUOTES' in mode
-    finally:
-        database.dispose()
-        scratch.drop()
 
 
 def test_slave_connection_serves_readers_when_not_synchronous(tmp_path):

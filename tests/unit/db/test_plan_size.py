@@ -13,7 +13,8 @@
 """Big plans survive the database: 2,000 actions stored and read back whole.
 
 On MySQL/MariaDB ``lb_plans.actions`` was TEXT (64 KiB); migration
-0009_plan_actions_mediumtext makes it MEDIUMTEXT. Real servers only.
+0009_plan_actions_mediumtext makes it MEDIUMTEXT: the real servers in
+tests/component/db/test_plan_size.py, SQLite here.
 """
 
 import pytest
@@ -24,7 +25,6 @@ from nova_drs.db import api
 from nova_drs.db import migration
 from nova_drs.db import plans
 from nova_drs.loadbalancer import model
-from tests import services
 
 PREVIOUS_HEAD = '0008_sim_inventory'
 
@@ -37,14 +37,11 @@ def _actions(count):
                          plans.MANUAL) for i in range(count)]
 
 
-@pytest.fixture(params=['mariadb', 'postgresql', 'sqlite'])
-def scratch_url(request, tmp_path):
-    if request.param == 'sqlite':
-        yield 'sqlite:///%s' % (tmp_path / 'drs.sqlite')
-        return
-    scratch = services.ScratchDatabase(request.param)
-    yield scratch.url
-    scratch.drop()
+@pytest.fixture
+def scratch_url(tmp_path):
+    """SQLite here; tests/component/db/test_plan_size.py runs the test again on
+    the real servers, where the column size matters."""
+    return 'sqlite:///%s' % (tmp_path / 'drs.sqlite')
 
 
 def _db_sync(tmp_path, url):

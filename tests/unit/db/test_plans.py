@@ -178,6 +178,8 @@ def test_superseded_plans_are_finished_and_purged(database):
 
 @pytest.fixture
 def any_database(empty_database):
+    """SQLite here (conftest.py); tests/component/db/test_plans.py runs the
+    tests that take it again on the real servers."""
     migration.sync(empty_database)
     return empty_database
 

@@ -10,7 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Retention of the history tables, on SQLite and the real MariaDB."""
+"""Retention of the history tables, on the tier's SQLite ``database`` (conftest.py).
+
+tests/component/db/test_retention.py runs the tests that take it again on
+MariaDB.
+"""
 
 import datetime
 
@@ -25,10 +29,8 @@ from nova_drs.cmd import manage
 from nova_drs.daemon import history_purge
 from nova_drs.db import api
 from nova_drs.db import hosts
-from nova_drs.db import migration
 from nova_drs.db import models
 from nova_drs.observability import metrics
-from tests import services
 
 NOW = datetime.datetime(2026, 6, 1, 12, 0, 0)
 HOUR = datetime.timedelta(hours=1)
@@ -41,22 +43,6 @@ def _conf(tmp_path, text=''):
     path.write_text(text)
     conf(['--config-file', str(path)])
     return conf
-
-
-@pytest.fixture(params=['sqlite', 'mariadb'])
-def database(request, tmp_path):
-    if request.param == 'sqlite':
-        db = api.Database('sqlite:///%s' % (tmp_path / 'drs.sqlite'))
-        migration.sync(db)
-        yield db
-        db.dispose()
-        return
-    scratch = services.ScratchDatabase('mariadb')
-    db = api.Database(scratch.url)
-    migration.sync(db)
-    yield db
-    db.dispose()
-    scratch.drop()
 
 
 def _insert(database, model, rows):

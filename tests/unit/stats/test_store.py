@@ -10,7 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Bulk ingest, duplicates, purge boundaries and latest-sample queries."""
+"""Bulk ingest, duplicates, purge boundaries and latest-sample queries.
+
+On SQLite here; tests/component/stats/test_store.py runs ``StoreTests`` on
+MariaDB and PostgreSQL.
+"""
 
 import datetime
 import os
@@ -24,7 +28,6 @@ from nova_drs.db import migration
 from nova_drs.db import statistics as db_statistics
 from nova_drs.stats import collector
 from nova_drs.stats import ingest
-from tests import services
 
 T0 = datetime.datetime(2026, 11, 22, 12, 0, 0)
 
@@ -51,7 +54,7 @@ def sample(host, minute, uuids=(), mac=None, cpu_times=None):
 
 
 class StoreTests:
-    """Run against every database kind by the subclasses below."""
+    """Run against every database kind: SQLite below, the servers in tests/component."""
 
     def test_insert_and_latest(self):
         ingest.insert_samples(self.db, [sample('h1', m, ['u1', 'u2']) for m in range(5)])
@@ -169,20 +172,3 @@ class TestSqlite(StoreTests, unittest.TestCase):
         self.addCleanup(self.db.dispose)
 
 
-class ScratchStoreTests(StoreTests):
-    KIND = None
-
-    def setUp(self):
-        scratch = services.ScratchDatabase(self.KIND)
-        self.addCleanup(scratch.drop)
-        self.db = api.Database(scratch.url)
-        self.addCleanup(self.db.dispose)
-        migration.sync(self.db)
-
-
-class TestMariaDB(ScratchStoreTests, unittest.TestCase):
-    KIND = 'mariadb'
-
-
-class TestPostgreSQL(ScratchStoreTests, unittest.TestCase):
-    KIND = 'postgresql'

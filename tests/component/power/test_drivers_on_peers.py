@@ -14,7 +14,9 @@
 
 WoL: a UDP socket; IPMI: pyghmi's BMC server; Redfish: the sushy-tools
 emulator (fake system driver); SSH: a private OpenSSH server. Peers are in
-tests/peers.py; each is stopped by PID when its test ends.
+tests/peers.py; each is stopped by PID when its test ends. The drivers'
+tests that need no peer process are in
+tests/unit/power/test_drivers_on_loopback.py.
 """
 
 import base64
@@ -22,7 +24,6 @@ import getpass
 import json
 import logging
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -33,9 +34,11 @@ from nova_drs import exception
 from nova_drs.power import base
 from nova_drs.power import loader
 from tests import peers
+from tests.unit.power import test_drivers_on_loopback as on_loopback
+from tests.unit.power.test_drivers_on_loopback import MAC
+from tests.unit.power.test_drivers_on_loopback import MAGIC
 
-MAC = '52-54-00-AB-cd-01'
-MAGIC = b'\xff' * 6 + bytes.fromhex('525400abcd01') * 16
+udp_listener = on_loopback.udp_listener
 
 
 def wait_for_status(driver, target, expected, timeout=25):
@@ -48,13 +51,6 @@ def wait_for_status(driver, target, expected, timeout=25):
             return state
         time.sleep(0.5)
     raise AssertionError('status stayed %r, expected %r' % (state, expected))
-
-
-@pytest.fixture
-def udp_listener():
-    listener = peers.UdpListener()
-    yield listener
-    listener.close()
 
 
 @pytest.fixture
@@ -79,29 +75,6 @@ def sshd(tmp_path):
 
 
 # --- Wake-on-LAN ------------------------------------------------------------
-
-def test_wol_sends_magic_packet_to_configured_address(conf, udp_listener):
-    target = base.PowerTarget('host1', mac=MAC,
-                              options={'broadcast': '127.0.0.1', 'port': udp_listener.port})
-    loader.get_driver('wol', conf).wake(target)
-    assert udp_listener.receive() == MAGIC
-
-
-def test_wol_uses_drs_power_defaults(conf, udp_listener):
-    conf.set_override('wol_broadcast_address', '127.0.0.1', group='drs_power')
-    conf.set_override('wol_port', udp_listener.port, group='drs_power')
-    loader.get_driver('wol', conf).wake(base.PowerTarget('host1', mac='525400abcd01'))
-    assert udp_listener.receive() == MAGIC
-
-
-def test_wol_invalid_mac_sends_nothing(conf, udp_listener):
-    target = base.PowerTarget('host1', mac='52:54:00:ab:cd',
-                              options={'broadcast': '127.0.0.1', 'port': udp_listener.port})
-    with pytest.raises(exception.PowerError, match='no valid MAC'):
-        loader.get_driver('wol', conf).wake(target)
-    with pytest.raises(socket.timeout):
-        udp_listener.receive(timeout=0.5)
-
 
 def test_wol_suspends_via_ipmi_and_wakes_by_packet(conf, udp_listener, bmc):
     target = base.PowerTarget('host1', mac=MAC, options={
@@ -151,12 +124,6 @@ def test_ipmi_bmc_without_dcmi_has_no_figure(conf, tmp_path):
         peer.stop()
 
 
-def test_drivers_that_cannot_measure_say_so(conf):
-    assert loader.measuring() == ['ipmi', 'redfish']
-    target = base.PowerTarget('host1', mac=MAC, options={})
-    assert loader.get_driver('wol', conf).power_watts(target) is None
-
-
 def test_ipmi_wrong_password_fails_without_echoing_it(conf, bmc):
     with pytest.raises(exception.PowerError) as raised:
         loader.get_driver('ipmi', conf).suspend(ipmi_target(bmc, password='Wr0ng-pass'))
@@ -170,14 +137,6 @@ def test_ipmi_refuses_s3_mode(conf, bmc):
     with pytest.raises(exception.PowerError, match="cannot suspend in mode 's3'"):
         loader.get_driver('ipmi', conf).suspend(ipmi_target(bmc, mode=base.MODE_S3))
     assert peers.read_bmc_state(bmc) == 'on'
-
-
-def test_ipmi_silent_bmc_is_a_clear_error(conf):
-    target = base.PowerTarget('host1', options={
-        'address': '127.0.0.1', 'port': peers.free_port(socket.SOCK_DGRAM),
-        'username': 'admin', 'password': 'ipmi-S3cret'})
-    with pytest.raises(exception.PowerError, match='no answer'):
-        loader.get_driver('ipmi', conf).status(target)
 
 
 # --- Redfish ----------------------------------------------------------------

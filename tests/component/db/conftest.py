@@ -1,0 +1,24 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Fixtures shared by the DRS database tests on the real servers."""
+
+import pytest
+
+from tests import services
+
+
+@pytest.fixture(params=['mariadb', 'postgresql'])
+def empty_database(request):
+    """A database without schema on MariaDB and on PostgreSQL."""
+    with services.scratch_database(request.param) as database:
+        yield database
