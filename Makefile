@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed-stamp
 DOCS_STAMP := $(VENV)/.docs-installed-stamp
 PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 
-.PHONY: venv services shellcheck lint unit component functional integration test demo benchmarks \
+.PHONY: venv services shellcheck lint unit component functional integration test local-tiers \
+	demo benchmarks \
 	config-sample docs clean venv-2026.1 venv-2025.2 unit-2026.1 unit-2025.2 component-2026.1 \
 	component-2025.2 smoke-2026.1 smoke-2025.2 older-releases \
 	release-2026.1 release-2025.2 release-2026.2 deploy-check
@@ -43,14 +44,14 @@ shellcheck:
 # service and no shellcheck, systemd-analyze or sshd
 # (tests/unit/tree/test_unit_isolation.py).
 unit: venv
-	$(PYTEST) -n 2 tests/unit
+	$(PYTEST) -n 2 --durations=10 tests/unit
 
 # The real components operators run: MariaDB, PostgreSQL, Redis, RabbitMQ
 # (tools/ensure-services.sh), the BMC simulators and sshd (tests/peers.py),
 # shellcheck, systemd-analyze; no nova service. Two pytest-xdist workers: each
 # test has its own databases, Redis group, RabbitMQ topic, ports and paths.
 component: venv services shellcheck
-	$(PYTEST) -n 2 tests/component
+	$(PYTEST) -n 2 --durations=10 tests/component
 
 # One pytest process per test file, two at a time (tools/test-shards.py says
 # why not pytest-xdist); the slowest files are printed at the end.
@@ -60,16 +61,22 @@ functional: venv services
 # Multi-process mini-cloud (tests/integration/cloud.py): own venv .venv-cloud,
 # MariaDB/RabbitMQ on loopback; service logs in state/minicloud/logs.
 integration: venv services
-	$(PYTEST) -s tests/integration
+	$(PYTEST) -s --durations=15 tests/integration
 
-# release-2026.2: installing with constraints.txt changes nothing under nova
-# (tests/release). The older releases' lane runs beside the integration tier,
-# which mostly waits on its mini-cloud (its pytest uses ~4 of ~20 minutes of
-# CPU); the functional tier stays alone (a nova-internal race in the resource
-# tracker failed it with the integration tier alongside).
-test: lint docs unit component release-2026.2 functional
-	$(MAKE) -j2 --output-sync=target integration older-releases
+# Lint and docs, then two lanes at once: the integration tier, which mostly
+# waits on its mini-cloud (about 3 of its 20 minutes on a CPU), and the
+# tiers that need no nova service, one after the other (unit, component,
+# release-2026.2: installing with constraints.txt changes nothing under nova,
+# tests/release; the older releases' lane); the functional tier last and
+# alone (a nova-internal race in the resource tracker failed it with the
+# integration tier alongside). -j2: the integration tier holds one job slot
+# throughout, the local lane's targets take the other one at a time.
+test: lint docs
+	$(MAKE) -j2 --output-sync=target integration local-tiers
+	$(MAKE) functional
 	@echo "make test: all tiers passed"
+
+local-tiers: unit component release-2026.2 older-releases
 
 # The older releases nova-drs supports (issue 28): one venv per release,
 # .venv-<release>, installed through that release's constraints file
