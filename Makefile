@@ -70,13 +70,14 @@ integration: venv services
 # tests/release; the older releases' lane); the functional tier last and
 # alone (a nova-internal race in the resource tracker failed it with the
 # integration tier alongside). -j2: the integration tier holds one job slot
-# throughout, the local lane's targets take the other one at a time.
+# throughout; the local lane the other, its tiers one after the other (-j1).
 test: lint docs
 	$(MAKE) -j2 --output-sync=target integration local-tiers
 	$(MAKE) functional
 	@echo "make test: all tiers passed"
 
-local-tiers: unit component release-2026.2 older-releases
+local-tiers:
+	$(MAKE) -j1 --no-print-directory unit component release-2026.2 older-releases
 
 # The older releases nova-drs supports (issue 28): one venv per release,
 # .venv-<release>, installed through that release's constraints file

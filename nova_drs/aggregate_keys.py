@@ -107,11 +107,17 @@ class Key:
 _RATIO_RANGE = 'a number in (0, %g]' % accounting.MAX_ALLOCATION_RATIO
 POLICIES = policy_names.POLICIES
 AUTOMATION_LEVELS = policy_names.AUTOMATION_LEVELS
+#: The keys other modules name: spelled here, next to their declaration.
+POLICY_KEY = 'drs_policy'
+AUTOMATION_KEY = 'drs_automation'
+HIGH_UTILIZATION_KEY = 'high_utilization'
+SCALE_ENABLED_KEY = 'drs_scale_enabled'
+POWER_CURVE_KEY = 'drs_power_curve'
 
 _KEYS = (
-    Key('drs_policy', _word(POLICIES), ' | '.join(POLICIES), '',
+    Key(POLICY_KEY, _word(POLICIES), ' | '.join(POLICIES), '',
         '[loadbalancer] default_policy', ONE_POLICY),
-    Key('drs_automation', _word(AUTOMATION_LEVELS), ' | '.join(AUTOMATION_LEVELS), '',
+    Key(AUTOMATION_KEY, _word(AUTOMATION_LEVELS), ' | '.join(AUTOMATION_LEVELS), '',
         '[loadbalancer] automation', CLUSTER),
     Key(accounting.CPU_KEY, _ratio, _RATIO_RANGE, 'ratio',
         'the host\'s own cpu_allocation_ratio (nova.conf, placement)', SMALLEST),
@@ -121,7 +127,7 @@ _KEYS = (
         '[loadbalancer] min_active_hosts', CLUSTER),
     Key('hosts_in_reserve', _integer, 'an integer >= 0', 'hosts',
         '[loadbalancer] hosts_in_reserve', CLUSTER),
-    Key('high_utilization', _number(1, 100), 'a number in [1, 100]',
+    Key(HIGH_UTILIZATION_KEY, _number(1, 100), 'a number in [1, 100]',
         'percent', '[drs_scheduler] high_utilization_percent (weighers) and the '
         'policy\'s overload threshold (daemon: [loadbalancer] overload_cpu for drs, '
         'the even_distribution high mark)', CLUSTER,
@@ -139,9 +145,9 @@ _KEYS = (
         '[drs_scheduler] even_distribution_weight_multiplier', SMALLEST),
     Key('drs_migration_weight_multiplier', _finite, 'a number', '',
         '[drs_scheduler] migration_weight_multiplier', SMALLEST),
-    Key('drs_scale_enabled', _boolean, 'true | false', '',
+    Key(SCALE_ENABLED_KEY, _boolean, 'true | false', '',
         '[drs_scale] enabled (both must be true)', ANY_TRUE),
-    Key('drs_power_curve', power_model.parse_curve,
+    Key(POWER_CURVE_KEY, power_model.parse_curve,
         '11 non-decreasing watt figures at 0, 10, ..., 100 % CPU', 'W',
         '[drs_energy] power_curve', FIRST_BY_NAME),
 )

@@ -24,8 +24,6 @@ Resolver that saw it.
 from nova_drs import aggregate_keys
 from nova_drs.conf import policy_names
 
-POLICY_KEY = 'drs_policy'
-AUTOMATION_KEY = 'drs_automation'
 NONE = policy_names.NONE
 POWER_SAVING = policy_names.POWER_SAVING
 EVEN_DISTRIBUTION = policy_names.EVEN_DISTRIBUTION
@@ -39,7 +37,7 @@ def cluster_name(aggregates):
     """A host's DRS cluster: the first of its aggregates (by name) that carries
     ``drs_policy``, else DEFAULT_CLUSTER. ``aggregates``: (name, metadata) pairs."""
     for name, metadata in sorted(aggregates, key=lambda pair: pair[0]):
-        if POLICY_KEY in (metadata or {}):
+        if aggregate_keys.POLICY_KEY in (metadata or {}):
             return name
     return DEFAULT_CLUSTER
 
@@ -53,7 +51,7 @@ class Resolver(aggregate_keys.Reader):
 
     def aggregate_policy(self, name, metadata):
         """The aggregate's valid ``drs_policy``, or None (unset or invalid)."""
-        return self.value(name, metadata, POLICY_KEY)
+        return self.value(name, metadata, aggregate_keys.POLICY_KEY)
 
     def host_policy(self, aggregates, default):
         """The policy of a host in these aggregates; ``default`` unless they
@@ -68,14 +66,14 @@ class Resolver(aggregate_keys.Reader):
             return values.pop()
         if len(values) > 1:
             names = ','.join(sorted(str(n) for n, m in aggregates
-                                    if (m or {}).get(POLICY_KEY) is not None))
-            self.warn_invalid(names, POLICY_KEY, ','.join(sorted(values)),
+                                    if (m or {}).get(aggregate_keys.POLICY_KEY) is not None))
+            self.warn_invalid(names, aggregate_keys.POLICY_KEY, ','.join(sorted(values)),
                               'one policy per host; [loadbalancer] default_policy applies')
         return default
 
     def automation(self, name, metadata, default):
         """``drs_automation`` of a cluster's aggregate, else ``default``."""
-        return self.value(name, metadata, AUTOMATION_KEY, default)
+        return self.value(name, metadata, aggregate_keys.AUTOMATION_KEY, default)
 
     def cluster_value(self, aggregates, key, fallback):
         """Cluster-wide key ``key`` of a host in ``aggregates``: the value its

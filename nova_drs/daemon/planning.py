@@ -21,6 +21,7 @@ import dataclasses
 
 from oslo_log import log as logging
 
+from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs import loadbalancer_plugins
 from nova_drs import opt_out
@@ -74,7 +75,7 @@ class ClusterPlanner:
         actions = []
         for (cluster, policy_name), hosts in sorted(by_cluster.items()):
             meta = view.clusters.get(cluster) or {}
-            if cluster_policy.POLICY_KEY not in meta:
+            if aggregate_keys.POLICY_KEY not in meta:
                 meta = {}  # not a DRS cluster: hosts nobody opted in, global defaults
             names = {h.name for h in hosts}
             automation = self.resolver.automation(cluster, meta, group.automation)
@@ -149,7 +150,7 @@ class ClusterPlanner:
     def safety_limits(self, cluster, meta):
         """The floor of ``cluster`` as plan() computes it, for the orchestrator's
         locked check at act time (``meta``: the cluster's aggregate metadata)."""
-        if cluster_policy.POLICY_KEY not in (meta or {}):
+        if aggregate_keys.POLICY_KEY not in (meta or {}):
             meta = {}  # not a DRS cluster: global defaults, as in plan()
         group = self.conf.loadbalancer
         return model.SafetyLimits(

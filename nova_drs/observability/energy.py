@@ -33,7 +33,6 @@ from nova_drs.db import statistics as db_statistics
 from nova_drs.observability import power_model
 
 LOG = logging.getLogger(__name__)
-CURVE_KEY = 'drs_power_curve'
 _RELATIVE = re.compile(r'^(\d{1,6})([dhm])$')
 _UNITS = {'d': 'days', 'h': 'hours', 'm': 'minutes'}
 
@@ -73,7 +72,7 @@ def host_curves(aggregates):
     curves = {}
     for aggregate in sorted(aggregates, key=lambda a: a['name']):
         curve = aggregate_keys.READER.value(aggregate['name'], aggregate.get('metadata'),
-                                            CURVE_KEY)
+                                            aggregate_keys.POWER_CURVE_KEY)
         if curve is None:
             continue
         for host in aggregate.get('hosts') or ():

@@ -22,6 +22,7 @@ from nova import exception as nova_exception
 from nova import objects
 from nova.compute import api as compute_api
 
+from nova_drs import aggregate_keys
 from nova_drs import exception
 from nova_drs.db import requests as db_requests
 from nova_drs.scale import allocation
@@ -77,7 +78,8 @@ def check(context, conf, server_id, flavor_ref):
                   for a in objects.AggregateList.get_by_host(context, instance.host)]
     if executor.scale_cluster(aggregates, instance.host) is None:
         raise exception.ScaleRefused('server scaling is disabled for host %s: no aggregate of '
-                                     'it has %s=true' % (instance.host, executor.ENABLED_KEY))
+                                     'it has %s=true'
+                                     % (instance.host, aggregate_keys.SCALE_ENABLED_KEY))
     old = allocation.Flavor(instance.flavor.vcpus, instance.flavor.memory_mb,
                             instance.flavor.name)
     new = allocation.Flavor(flavor.vcpus, flavor.memory_mb, flavor.name)

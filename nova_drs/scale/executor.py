@@ -40,7 +40,6 @@ from nova_drs.scale import scalers
 
 LOG = logging.getLogger(__name__)
 
-ENABLED_KEY = 'drs_scale_enabled'
 HOST = 'OS-EXT-SRV-ATTR:host'
 
 
@@ -56,7 +55,8 @@ def _name(aggregate):
 def scale_cluster(aggregates, host):
     """The aggregate of ``host`` with drs_scale_enabled=true (lowest id), or None."""
     enabled = [a for a in aggregates if host in (a.get('hosts') or ())
-               and aggregate_keys.READER.value(_name(a), a.get('metadata'), ENABLED_KEY,
+               and aggregate_keys.READER.value(_name(a), a.get('metadata'),
+                                            aggregate_keys.SCALE_ENABLED_KEY,
                                                False)]
     return min(enabled, key=lambda a: a['id']) if enabled else None
 
@@ -132,7 +132,7 @@ def _start(nova, database, request, progress, conf):
     cluster = scale_cluster(nova.aggregates(), source)
     if cluster is None:
         return _fail(database, request, progress, 'host %s is in no aggregate with %s=true'
-                     % (source, ENABLED_KEY))
+                     % (source, aggregate_keys.SCALE_ENABLED_KEY))
     capacities = cluster_capacities(nova, database, cluster)
     if not progress.get('same_host_allowed', True):
         # nova-api's allow_resize_to_same_host is off: nova never resizes in place.

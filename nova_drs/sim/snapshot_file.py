@@ -33,6 +33,7 @@ import zlib
 
 import jsonschema
 
+from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs import exception
 from nova_drs.loadbalancer import model
@@ -41,8 +42,8 @@ from nova_drs.sim import stats_replay
 NUMERIC_KEYS = ('cpu_allocation_ratio', 'ram_allocation_ratio', 'min_active_hosts',
                 'hosts_in_reserve', 'high_utilization', 'low_utilization',
                 'overcommit_duration', 'balance_tolerance', 'drs_power_curve')
-WORD_KEYS = {cluster_policy.POLICY_KEY: cluster_policy.POLICIES,
-             cluster_policy.AUTOMATION_KEY: cluster_policy.AUTOMATION_LEVELS}
+WORD_KEYS = {aggregate_keys.POLICY_KEY: cluster_policy.POLICIES,
+             aggregate_keys.AUTOMATION_KEY: cluster_policy.AUTOMATION_LEVELS}
 INSTANCE_STATES = ('active', 'paused', 'stopped')
 
 

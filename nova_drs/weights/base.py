@@ -22,14 +22,13 @@ default_policy``. Every aggregate key is read through nova_drs.aggregate_keys
 
 from nova.scheduler import weights
 
+from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs import conf as drs_conf
 from nova_drs.scheduling import request_view
 
 CONF = drs_conf.CONF
 
-POLICY_KEY = cluster_policy.POLICY_KEY
-HIGH_UTILIZATION_KEY = 'high_utilization'
 #: Measured load the compute_resources plugins put into HostState.stats.
 STAT_CPU_PERCENT = 'drs_cpu_used_percent'
 STAT_MEMORY_USED_MB = 'drs_memory_used_mb'
@@ -50,7 +49,7 @@ def host_policy(host_state):
 def high_utilization(host_state):
     """Threshold in percent: the host's DRS cluster's ``high_utilization``
     (the value the daemon plans that cluster with), else the option."""
-    return RESOLVER.cluster_value(_aggregates(host_state), HIGH_UTILIZATION_KEY,
+    return RESOLVER.cluster_value(_aggregates(host_state), aggregate_keys.HIGH_UTILIZATION_KEY,
                                   CONF.drs_scheduler.high_utilization_percent)
 
 

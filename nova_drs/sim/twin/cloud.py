@@ -50,6 +50,7 @@ import uuid as uuid_mod
 
 from oslo_utils import timeutils
 
+from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs.sim.twin import migrations
 from nova_drs.sim.twin import paging
@@ -253,7 +254,7 @@ class Cloud(migrations.Migrations):
             return 200, {'aggregates': [{
                 'id': 1, 'name': 'twin', 'availability_zone': None,
                 'hosts': list(self.hosts),
-                'metadata': {cluster_policy.POLICY_KEY: cluster_policy.POWER_SAVING}}]}
+                'metadata': {aggregate_keys.POLICY_KEY: cluster_policy.POWER_SAVING}}]}
         if head == 'os-server-groups':
             return 200, {'server_groups': []}
         raise NovaError(404, 'twin: no %s %s' % (method, path))

@@ -290,6 +290,34 @@ def test_every_aggregate_key_has_one_declaration():
         set(declared) ^ names)
 
 
+def key_spellings(modules=None):
+    """{key name: [places]} where a key's name is written out: a string in a
+    ``Key(...)`` declaration or a module constant (``POLICY_KEY =
+    'drs_policy'``, which a declaration may use: accounting.CPU_KEY)."""
+    names = set(aggregate_keys.KEYS)
+    found = collections.defaultdict(list)
+    for _module_name, path, tree in modules or _modules():
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                    and node.value.value in names):
+                found[node.value.value].append(_where(path, node))
+        for node in ast.walk(tree):
+            if (_called(node, 'Key') and node.args and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value in names):
+                found[node.args[0].value].append(_where(path, node))
+    return found
+
+
+def test_every_key_name_is_written_once():
+    """A second spelling of a key (a constant beside its declaration) is a
+    second owner, which a rename of the declaration would leave behind."""
+    assert not twice(key_spellings()), '\n'.join(twice(key_spellings()))
+    planted = [('nova_drs.planted', ROOT / 'nova_drs' / 'planted.py',
+                ast.parse("A = 'drs_policy'\nKEYS = (Key('drs_policy', parse),)\n"
+                          "OTHER = 'not a key'\n"))]
+    assert twice(key_spellings(planted)), 'a planted second spelling went unnoticed'
+
+
 def test_the_checks_find_a_planted_duplicate():
     """An option declared twice (oslo.config keeps one of two equal options
     silently), a parameter's option and its default and bounds written again
