@@ -29,12 +29,16 @@ def params(**properties):
     return {'type': 'object', 'properties': properties, 'additionalProperties': False}
 
 
-def number(default, description, unit, minimum=0.0, maximum=None, nullable=False):
-    prop = {'type': ['number', 'null'] if nullable else 'number', 'minimum': minimum,
+def _property(kind, default, description, unit, minimum, maximum, nullable):
+    prop = {'type': [kind, 'null'] if nullable else kind, 'minimum': minimum,
             'default': default, 'unit': unit, 'description': description}
     if maximum is not None:
         prop['maximum'] = maximum
     return prop
+
+
+def number(default, description, unit, minimum=0.0, maximum=None, nullable=False):
+    return _property('number', default, description, unit, minimum, maximum, nullable)
 
 
 def fraction(default, description, minimum=0.0, maximum=1.0):
@@ -42,11 +46,7 @@ def fraction(default, description, minimum=0.0, maximum=1.0):
 
 
 def integer(default, description, unit, minimum=1, maximum=None, nullable=False):
-    prop = {'type': ['integer', 'null'] if nullable else 'integer', 'minimum': minimum,
-            'default': default, 'unit': unit, 'description': description}
-    if maximum is not None:
-        prop['maximum'] = maximum
-    return prop
+    return _property('integer', default, description, unit, minimum, maximum, nullable)
 
 
 NONE = params()

@@ -21,3 +21,15 @@ runs in a process eventlet has not monkey-patched (tests/unpatched.py).
 from tests import unpatched
 
 unpatched.keep_eventlet_off()
+
+import pytest  # noqa: E402  (after the eventlet switch, as every import here)
+
+from tests import services  # noqa: E402
+
+
+@pytest.fixture
+def redis_name():
+    """A tooz group or namespace of this test's own on Redis, its keys
+    removed afterwards."""
+    with services.redis_name('nova-drs-test') as name:
+        yield name

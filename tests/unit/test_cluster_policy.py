@@ -19,6 +19,7 @@ from oslo_config import cfg
 from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
 from nova_drs.conf import loadbalancer
+from tests import config_files
 
 
 def test_unlisted_host_gets_the_default_and_one_aggregate_decides():
@@ -47,11 +48,8 @@ def test_conflicts_and_invalid_values_fall_back_with_one_warning(caplog):
 
 
 def test_old_option_name_still_read(tmp_path):
-    path = tmp_path / 'nova.conf'
-    path.write_text('[drs_scheduler]\ndefault_policy = power_saving\n')
-    conf = cfg.ConfigOpts()
-    loadbalancer.register_opts(conf)
-    conf(['--config-file', str(path)])
+    conf = config_files.load(tmp_path, '[drs_scheduler]\ndefault_policy = power_saving\n',
+                             register=loadbalancer.register_opts)
     assert conf.loadbalancer.default_policy == 'power_saving'
     fresh = cfg.ConfigOpts()
     loadbalancer.register_opts(fresh)

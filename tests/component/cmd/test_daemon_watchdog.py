@@ -27,7 +27,6 @@ import time
 
 import pytest
 
-from tests import services
 from tests.unit.cmd import test_daemon_watchdog as unit_watchdog
 from tests.unit.cmd.test_daemon_signals import BIN
 from tests.unit.cmd.test_daemon_signals import REPO
@@ -39,10 +38,8 @@ silent_nova = unit_watchdog.silent_nova
 
 
 @pytest.fixture
-def namespace():
-    """A tooz namespace of this test's own on Redis, removed afterwards."""
-    with services.redis_name('nova-drs-watchdog') as name:
-        yield name
+def namespace(redis_name):
+    return redis_name
 
 
 class Daemon:

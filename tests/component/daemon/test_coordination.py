@@ -28,7 +28,6 @@ import redis
 
 from nova_drs import exception
 from nova_drs.daemon import coordination
-from tests import services
 from tests.unit.daemon import test_coordination as file_backend
 from tests.unit.daemon.test_coordination import HEARTBEAT_INTERVAL
 from tests.unit.daemon.test_coordination import LEADER_TIMEOUT
@@ -41,10 +40,8 @@ spawn = file_backend.spawn
 
 
 @pytest.fixture
-def group():
-    """A group of its own for one test; its Redis keys are removed afterwards."""
-    with services.redis_name('nova-drs-test') as name:
-        yield name
+def group(redis_name):
+    return redis_name
 
 
 @pytest.fixture

@@ -24,14 +24,13 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 
-from oslo_config import cfg
 import pytest
 
 from nova_drs import conf as drs_conf
 from nova_drs import exception
 from nova_drs.daemon import coordination
+from tests import config_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -46,16 +45,10 @@ def make_conf(tmp_path, url='', leader_timeout=LEADER_TIMEOUT,
     (set_override would leak: it is stored on the module-level OptGroup that
     every ConfigOpts shares.)
     """
-    config_file = tmp_path / ('nova-%s.conf' % uuid.uuid4().hex[:8])
-    config_file.write_text(
-        '[drs]\nstate_path = %s\n'
+    return config_files.load(
+        tmp_path, '[drs]\nstate_path = %s\n'
         '[drs_coordination]\nbackend_url = %s\nleader_timeout = %s\n'
-        'heartbeat_interval = %s\n'
-        % (tmp_path, url, leader_timeout, heartbeat_interval))
-    conf = cfg.ConfigOpts()
-    drs_conf.register_opts(conf)
-    conf(['--config-file', str(config_file)])
-    return conf
+        'heartbeat_interval = %s\n' % (tmp_path, url, leader_timeout, heartbeat_interval))
 
 
 @pytest.fixture
@@ -182,11 +175,7 @@ def test_heartbeat_slower_than_half_the_timeout_is_refused(tmp_path):
 
 
 def test_out_of_range_leader_timeout_fails_validation(tmp_path):
-    config_file = tmp_path / 'nova.conf'
-    config_file.write_text('[drs_coordination]\nleader_timeout = 600\n')
-    conf = cfg.ConfigOpts()
-    drs_conf.register_opts(conf)
-    conf(['--config-file', str(config_file)])
+    conf = config_files.load(tmp_path, '[drs_coordination]\nleader_timeout = 600\n')
 
     with pytest.raises(exception.ConfigError) as error:
         drs_conf.validate(conf)

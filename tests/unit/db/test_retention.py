@@ -18,7 +18,6 @@ MariaDB.
 
 import datetime
 
-from oslo_config import cfg
 from oslo_utils import timeutils
 import pytest
 import sqlalchemy as sa
@@ -31,18 +30,10 @@ from nova_drs.db import api
 from nova_drs.db import hosts
 from nova_drs.db import models
 from nova_drs.observability import metrics
+from tests import config_files
 
 NOW = datetime.datetime(2026, 6, 1, 12, 0, 0)
 HOUR = datetime.timedelta(hours=1)
-
-
-def _conf(tmp_path, text=''):
-    conf = cfg.ConfigOpts()
-    drs_conf.register_opts(conf)
-    path = tmp_path / 'nova.conf'
-    path.write_text(text)
-    conf(['--config-file', str(path)])
-    return conf
 
 
 def _insert(database, model, rows):
@@ -67,7 +58,7 @@ def _migration(uuid, age, status):
 def test_purge_keeps_what_live_logic_reads(tmp_path, database):
     """Old finished rows go; open migrations and requests, recent rows, and each
     host's newest state and ratios before the cut-off stay."""
-    conf = _conf(tmp_path, '[drs_retention]\nmigrations = 48\nstate_changes = 48\n'
+    conf = config_files.load(tmp_path, '[drs_retention]\nmigrations = 48\nstate_changes = 48\n'
                            'requests = 48\nratio_history = 48\npurge_batch_size = 2\n')
     old, recent = 72 * HOUR, HOUR
     _insert(database, models.LbMigration, [
@@ -139,7 +130,7 @@ def _records(database):
 
 
 def test_records_of_removed_computes_go_after_the_grace_only_when_active(tmp_path, database):
-    conf = _conf(tmp_path, '[drs_retention]\nremoved_host_grace = 2\n')
+    conf = config_files.load(tmp_path, '[drs_retention]\nremoved_host_grace = 2\n')
     for host in ('kept', 'gone', 'asleep', 'back'):
         hosts.ensure(database, host)
     hosts.transition(database, 'asleep', 'active', 'suspending', 'test')
@@ -176,7 +167,7 @@ def test_a_host_that_moved_since_the_check_is_not_deleted(database):
 
 
 def test_daemon_purge_runs_once_per_interval_and_never_raises(tmp_path, database):
-    conf = _conf(tmp_path, '[drs_retention]\nmigrations = 48\npurge_interval = 3600\n')
+    conf = config_files.load(tmp_path, '[drs_retention]\nmigrations = 48\npurge_interval = 3600\n')
     _insert(database, models.LbMigration, [_migration('u1', 72 * HOUR, 'done')])
     purge = history_purge.DaemonPurge(conf, database)
     assert purge.run({'h'}, {}, NOW) == {'lb_migrations': 1}
@@ -189,11 +180,11 @@ def test_daemon_purge_runs_once_per_interval_and_never_raises(tmp_path, database
 
 
 def test_migration_retention_shorter_than_the_windows_it_serves_is_refused(tmp_path):
-    conf = _conf(tmp_path, '[drs_retention]\nmigrations = 12\n')  # < 24 h window
+    conf = config_files.load(tmp_path, '[drs_retention]\nmigrations = 12\n')  # < 24 h window
     with pytest.raises(exception.ConfigError, match=r'\[drs_retention\] migrations \(12 h\) '
                        r'must exceed \[drs_oscillation\] oscillation_window'):
         drs_conf.validate(conf)
-    conf = _conf(tmp_path, '[drs_retention]\nmigrations = 48\n[loadbalancer]\n'
+    conf = config_files.load(tmp_path, '[drs_retention]\nmigrations = 48\n[loadbalancer]\n'
                            'migration_cooldown = 200000\n')
     with pytest.raises(exception.ConfigError, match='migration_cooldown'):
         drs_conf.validate(conf)
@@ -243,7 +234,7 @@ def test_metrics_count_a_bounded_window(tmp_path, database):
     _insert(database, models.DrsHostStateChange, [
         {'host': 'a', 'state': 'suspended', 'changed_at': now - 5 * HOUR},
         {'host': 'a', 'state': 'waking', 'changed_at': now - datetime.timedelta(minutes=3)}])
-    collector = metrics.DatabaseCollector(database, _conf(tmp_path))
+    collector = metrics.DatabaseCollector(database, config_files.load(tmp_path))
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for family in list(collector._migrations()) + list(collector._transitions())
                for s in family.samples}

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import urllib.request
 
-from oslo_config import cfg
 from oslo_utils import timeutils
 import pytest
 import sqlalchemy as sa
@@ -30,25 +29,17 @@ from nova_drs.db import models
 from nova_drs.db import state_history
 from nova_drs.observability import energy
 from nova_drs.observability import metrics
-
-
-def _conf(tmp_path, text=''):
-    conf = cfg.ConfigOpts()
-    drs_conf.register_opts(conf)
-    path = tmp_path / 'nova.conf'
-    path.write_text(text)
-    conf(['--config-file', str(path)])
-    return conf
+from tests import config_files
 
 
 def test_metrics_are_off_by_default(tmp_path, database):
-    conf = _conf(tmp_path)
+    conf = config_files.load(tmp_path)
     assert conf.drs_metrics.port == 0
     assert metrics.start_exporter(conf, database) is None
 
 
 def test_bad_power_curve_fails_validation_naming_the_option(tmp_path):
-    conf = _conf(tmp_path, '[drs_energy]\npower_curve = 1,2,3\n')
+    conf = config_files.load(tmp_path, '[drs_energy]\npower_curve = 1,2,3\n')
     with pytest.raises(exception.ConfigError, match=r'\[drs_energy\] power_curve'):
         drs_conf.validate(conf)
 
@@ -69,7 +60,7 @@ def test_exporter_serves_on_the_configured_port(tmp_path, database):
     with socket.socket() as probe:
         probe.bind(('127.0.0.1', 0))
         port = probe.getsockname()[1]
-    conf = _conf(tmp_path, '[drs_metrics]\nport = %d\n' % port)
+    conf = config_files.load(tmp_path, '[drs_metrics]\nport = %d\n' % port)
     server = metrics.start_exporter(conf, database)
     try:
         with urllib.request.urlopen('http://127.0.0.1:%d/metrics' % port, timeout=5) as r:
@@ -94,7 +85,7 @@ def test_every_transition_is_recorded_in_the_same_transaction(database):
 
 
 def test_energy_report_integrates_history(tmp_path, database):
-    conf = _conf(tmp_path)
+    conf = config_files.load(tmp_path)
     for host in ('h1', 'h2'):
         hosts.ensure(database, host)
     hosts.transition(database, 'h1', 'active', 'suspending', 'underload')
@@ -124,7 +115,7 @@ def test_grafana_dashboard_uses_only_exposed_metrics(tmp_path, database):
     hosts.transition(database, 'h1', 'active', 'suspending', 'underload')
     lb_migrations.finish(database, lb_migrations.request(database, 'uuid', 'h1', 'h2', 'live',
                                                          'underload'), 'done')
-    server = metrics.serve('127.0.0.1', 0, database, _conf(tmp_path))
+    server = metrics.serve('127.0.0.1', 0, database, config_files.load(tmp_path))
     server.shutdown()
     metrics.count_request('compute', 'GET')
     with metrics.observe_phase('plan'):

@@ -33,7 +33,7 @@ import pytest
 
 from nova_drs import exception
 from nova_drs.observability import metrics
-from tests.unit.observability.test_conf_and_history import _conf
+from tests import config_files
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def serve(tmp_path, database):  # noqa: F811
     servers = []
 
     def start(text=''):
-        server = metrics.serve('127.0.0.1', 0, database, _conf(tmp_path, text))
+        server = metrics.serve('127.0.0.1', 0, database, config_files.load(tmp_path, text))
         servers.append(server)
         return server
     yield start
