@@ -83,11 +83,9 @@ local-tiers:
 # .venv-<release>, installed through that release's constraints file
 # (openstack/requirements stable/<release> upper-constraints.txt, filtered).
 # `make older-releases` (in `make test`): for each, its unit and component
-# tiers, its install rule and its functional smoke, one after the other and one process at a
-# time (SMOKE_JOBS=1), so the lane leaves the integration tier a core.
-# unit-<release> and component-<release> run in one process: with pytest-xdist
-# on 2026.1, tests/unit/stats/test_sender_binding.py::TestValueBounds fails
-# (its subtests cannot cross xdist).
+# tiers (two pytest-xdist workers, as on 2026.2), its install rule and its
+# functional smoke, one after the other; the smoke one file at a time
+# (SMOKE_JOBS=1): nova's in-process cloud beside the integration tier's.
 RELEASES := 2026.1 2025.2
 SMOKE_JOBS ?= 2
 older-releases:
@@ -114,10 +112,10 @@ SMOKE_FILES := tests/functional/test_scheduler_overcommit.py \
 $(addprefix venv-,$(RELEASES)): venv-%: .venv-%/.installed-stamp
 
 $(addprefix unit-,$(RELEASES)): unit-%: .venv-%/.installed-stamp
-	.venv-$*/bin/python -m pytest -p no:cacheprovider -p no:warnings -q tests/unit
+	.venv-$*/bin/python -m pytest -p no:cacheprovider -p no:warnings -q -n 2 tests/unit
 
 $(addprefix component-,$(RELEASES)): component-%: .venv-%/.installed-stamp services shellcheck
-	.venv-$*/bin/python -m pytest -p no:cacheprovider -p no:warnings -q tests/component
+	.venv-$*/bin/python -m pytest -p no:cacheprovider -p no:warnings -q -n 2 tests/component
 
 $(addprefix smoke-,$(RELEASES)): smoke-%: .venv-%/.installed-stamp services
 	.venv-$*/bin/python tools/test-shards.py --jobs $(SMOKE_JOBS) $(SMOKE_FILES)

@@ -42,8 +42,10 @@ class TestValueBounds(unittest.TestCase):
             lambda s: s['instances'][0].update(mem=-64),
         )
         now = test_store.T0
-        for change in cases:
-            with self.subTest(change=change):
+        for index, change in enumerate(cases):
+            # The case's index, not the lambda: a subtest's parameters travel
+            # to pytest-xdist's controller, which cannot take a function.
+            with self.subTest(case=index):
                 with self.assertRaises(exception.InvalidSample) as raised:
                     ingest.rows_from_sample(broken(change), now)
                 self.assertEqual(ingest.OUT_OF_RANGE, raised.exception.reason)
