@@ -42,11 +42,15 @@ def parse_since(text, now):
 
     RFC 3339 lets ``T`` and ``Z`` be lower case; a time that leaves
     datetime's range once moved to UTC is before year 1 (the report then
-    starts with the oldest record) or after year 9999 (not in the past).
+    starts with the oldest record) or after year 9999 (not in the past). A
+    duration reaching back before year 1 (``999999d``) starts there too.
     """
     match = _RELATIVE.match(text.strip())
     if match:
-        return now - datetime.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        try:
+            return now - datetime.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        except OverflowError:
+            return datetime.datetime.min
     try:
         parsed = datetime.datetime.fromisoformat(text.strip().upper())
     except ValueError:

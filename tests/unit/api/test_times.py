@@ -63,6 +63,13 @@ class TestSince(unittest.TestCase):
     def test_before_year_one_in_utc_is_the_beginning(self):
         self.assertEqual(datetime.datetime.min, self.parse('0001-01-01T00:00:00+23:59'))
 
+    def test_a_duration_reaching_before_year_one_is_the_beginning(self):
+        # 860632 days before 2026 is before year 1: was a 500 (OverflowError),
+        # found by the integration tier's schemathesis run.
+        self.assertEqual(datetime.datetime.min, self.parse('860632d'))
+        self.assertEqual(datetime.datetime.min, self.parse('999999d'))
+        self.assertEqual(NOW - datetime.timedelta(days=739000), self.parse('739000d'))
+
     def test_after_year_9999_in_utc_is_not_in_the_past(self):
         with self.assertRaisesRegex(ValueError, 'not in the past'):
             self.parse('9999-12-31T23:59:59-23:59')
