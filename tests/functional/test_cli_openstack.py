@@ -85,7 +85,8 @@ class TestOpenStackShell(OpenStackShellMixin, test_cli_nova.CliTestCase):
         code, out, err = self.openstack('drs', 'policy', 'list', '--long', '-f', 'json')
         schema = json.loads({(r['Kind'], r['Name']): r['Parameters']
                              for r in json.loads(out)}[('policy', 'drs')])
-        self.assertEqual({'type': 'integer', 'minimum': 1, 'default': 12, 'unit': 'samples',
+        self.assertEqual({'type': 'integer', 'minimum': 1, 'maximum': 30, 'default': 12,
+                          'unit': 'samples',
                           'description': 'newest CPU samples each server is sized from'},
                          schema['properties']['window'])
 
