@@ -160,21 +160,23 @@ def _instances(raw, known_hosts):
 
 
 def last_moved(migrations, requests=()):
-    """{uuid: (POSIX time, source host)} of its newest move that ran or runs: the
-    start of the planner's cooldown, and the host a cooling server must not go
-    back to.
+    """{uuid: (POSIX time, source host)} of its newest move that ran, runs or
+    was tried: the start of the planner's cooldown, and the host a cooling
+    server must not go back to.
 
     The one cooldown rule, read by the core (``last_migrated_at``): nova's
     live and cold migrations, and the moves the daemon requested
-    (``requests``: lb_migrations rows that did not fail), which nova lists
-    only once it has them. A failed move is no move (the server never left);
-    the orchestrator holds its retry back instead.
+    (``requests``: lb_migrations rows), which nova lists only once it has
+    them. A request that failed starts the cooldown too, with no host left
+    (the server never left): the orchestrator gives a server one try per
+    cooldown (lb_migrations.held_back), so a plan that counted on moving it
+    again would only be refused.
     """
     newest = {}
 
     def note(uuid, when, source):
         if uuid not in newest or when > newest[uuid][0]:
-            newest[uuid] = (when, source)
+            newest[uuid] = (when, source or newest.get(uuid, (None, None))[1])
 
     for migration in migrations:
         if (migration.get('migration_type') not in MOVES_NOVA
@@ -185,7 +187,8 @@ def last_moved(migrations, requests=()):
             note(migration['instance_uuid'], nova_api.parse_time(stamp).timestamp(),
                  migration.get('source_compute'))
     for request in requests:
-        note(request['instance_uuid'], request['created_at'].timestamp(), request['source'])
+        note(request['instance_uuid'], request['created_at'].timestamp(),
+             request['source'] if request.get('moved', True) else None)
     return newest
 
 

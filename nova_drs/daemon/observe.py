@@ -293,7 +293,7 @@ class Observer:
 
     def _recent_requests(self, now):
         """The moves this daemon (or the one before it) asked nova for within the
-        cooldown that did not fail: one indexed query."""
+        cooldown, failed ones marked: one indexed query."""
         if not self.migration_cooldown:
             return []
         return lb_migrations.requested_since(self.db, now - self.migration_cooldown)

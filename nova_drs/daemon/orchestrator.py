@@ -22,9 +22,10 @@
   the suspends and wakes one cluster starts in a cycle.
 * Every request is recorded before nova is asked. The cooldown is the
   planner's (one rule: cloud_view.last_moved gives it nova's records and these
-  requests); here an action is refused only when its server had a move
-  requested after the plan was decided, which the planner could not weigh,
-  or a move that failed within the cooldown (one try per cooldown).
+  requests, failed ones included); here an action is refused only when its
+  server had a move requested after the plan was decided, which the planner
+  could not weigh, or a move that failed within the cooldown (one try per
+  cooldown: a plan decided before the failure may still hold it).
 * A server opted out (``drs:automation``) is refused here too: ``disabled``
   always, ``manual`` unless the action comes from an approved manual plan.
 * Suspends and wakes only move a host's DRS state (compare-and-swap); the

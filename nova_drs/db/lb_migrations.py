@@ -135,16 +135,18 @@ def moved_at_least(database, since, moves):
 
 
 def requested_since(database, since):
-    """[{instance_uuid, source, created_at}] of every move requested from
-    ``since`` on that did not fail (one query, bounded by the moves of one
-    cooldown): what the planner's cooldown adds to nova's migration records,
-    which list a move only once nova has it."""
+    """[{instance_uuid, source, created_at, moved}] of every move requested from
+    ``since`` on (one query, bounded by the moves of one cooldown): what the
+    planner's cooldown adds to nova's migration records, which list a move only
+    once nova has it. ``moved`` is False for one that failed: the server never
+    left, but the orchestrator gives it one try per cooldown (held_back), so
+    the planner must not count on moving it either."""
     table = models.LbMigration.__table__
+    moved = table.c.status.not_in(sorted(NOT_MOVED))
     with database.reader() as session:
         return [row._asdict() for row in session.execute(
-            sa.select(table.c.instance_uuid, table.c.source,
-                      table.c.created_at).where(table.c.created_at >= since,
-                                                table.c.status.not_in(sorted(NOT_MOVED))))]
+            sa.select(table.c.instance_uuid, table.c.source, table.c.created_at,
+                      moved.label('moved')).where(table.c.created_at >= since))]
 
 
 def held_back(database, uuids, after, failed_since):

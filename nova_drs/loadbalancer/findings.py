@@ -270,7 +270,7 @@ def _cooling(state, policy, loads, i):
 
 def _cooling_findings(state, policy, cooling):
     return [Finding(SERVER, state.uuids[j], Verdict.NOT_MOVED.value,
-                    'moved %.0f s ago, cooldown %.0f s' % (
+                    'moved or tried %.0f s ago, cooldown %.0f s' % (
                         state.now - state.vm_last_migrated[j], policy.cooldown),
                     Refusal.COOLDOWN.value) for j in cooling]
 

@@ -62,13 +62,13 @@ def test_failed_migrations_resizes_and_evacuations_do_not_count(kind, status):
     assert {i.uuid: i for i in view.snapshot.instances}['s1'].last_migrated_at is None
 
 
-def _request(uuid, seconds_ago, source='h8'):
-    return {'instance_uuid': uuid, 'source': source,
+def _request(uuid, seconds_ago, source='h8', moved=True):
+    return {'instance_uuid': uuid, 'source': source, 'moved': moved,
             'created_at': NOW - datetime.timedelta(seconds=seconds_ago)}
 
 
 def test_the_daemons_own_requests_start_the_cooldown_before_nova_lists_them():
-    """observe reads the requests that did not fail (lb_migrations.requested_since)."""
+    """observe reads the daemon's requests (lb_migrations.requested_since)."""
     view = _view(recent_requests=[_request('s1', 5), _request('s1', 900),
                                   _request('s2', 20)],
                  recent_migrations=[_migration('s2', seconds_ago=600, source='h9')])
@@ -79,7 +79,21 @@ def test_the_daemons_own_requests_start_the_cooldown_before_nova_lists_them():
         NOW.timestamp() - 20, 'h8')
 
 
-def test_a_failed_request_is_no_move_for_the_planner(tmp_path):
+def test_a_failed_request_starts_the_cooldown_but_leaves_no_host():
+    """One try per cooldown (the orchestrator's held_back): the planner does not
+    offer the server again, and the server never left its host."""
+    view = _view(recent_requests=[_request('s1', 10, moved=False),
+                                  _request('s2', 900, source='h7'),
+                                  _request('s2', 30, moved=False)])
+    instances = {i.uuid: i for i in view.snapshot.instances}
+    assert (instances['s1'].last_migrated_at, instances['s1'].left_host) == (
+        NOW.timestamp() - 10, None)
+    # The host its last real move left stays barred while it cools.
+    assert (instances['s2'].last_migrated_at, instances['s2'].left_host) == (
+        NOW.timestamp() - 30, 'h7')
+
+
+def test_requested_since_marks_the_requests_that_failed(tmp_path):
     from nova_drs.db import api
     from nova_drs.db import lb_migrations
     from nova_drs.db import migration
@@ -90,8 +104,9 @@ def test_a_failed_request_is_no_move_for_the_planner(tmp_path):
         if status:
             lb_migrations.finish(database, request_id, status)
     since = NOW - datetime.timedelta(days=3650)
-    assert sorted(r['instance_uuid'] for r in lb_migrations.requested_since(
-        database, since)) == ['s3', 's4']
+    assert sorted((r['instance_uuid'], bool(r['moved'])) for r in
+                  lb_migrations.requested_since(database, since)) == [
+        ('s1', False), ('s2', False), ('s3', True), ('s4', True)]
 
 
 def _with_opt_out(metadata=None, extra_specs=None):
