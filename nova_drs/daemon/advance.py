@@ -59,6 +59,7 @@ class Advance:
         budget = budget_mod.budget_for(raw, self.orchestrator.limits,
                                        cloud_view.cluster_of_hosts(raw))
         self.lifecycle.budget = budget
+        self.lifecycle.compute_nodes = cloud_view.compute_nodes_by_host(raw.hypervisors)
         self.wake_tests()
         scale_executor.advance_scale_requests(nova, self.db, self.conf)
         with metrics.observe_phase('lifecycle'):

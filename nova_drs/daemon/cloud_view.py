@@ -29,6 +29,7 @@ from nova_drs import exception
 from nova_drs import opt_out
 from nova_drs import rule_patterns
 from nova_drs.clients import nova_api
+from nova_drs.loadbalancer import findings
 from nova_drs.loadbalancer import model
 
 #: Every non-final migration status nova has: resources held on both ends.
@@ -62,6 +63,9 @@ class View:
     opt_out: dict = dataclasses.field(default_factory=dict)
     #: host -> observe.HostFault: hosts a fault of their own left out of the cycle.
     faulty_hosts: dict = dataclasses.field(default_factory=dict)
+    #: host -> (refusal, why) of every host kept out of the plan (``excluded``
+    #: in the snapshot): what explain names, decided once, here.
+    excluded_by: dict = dataclasses.field(default_factory=dict)
 
 
 def build_view(raw, rules, stats_max_age):
@@ -70,8 +74,13 @@ def build_view(raw, rules, stats_max_age):
                    if h.get('service', {}).get('host') in raw.services]
     membership = clusters_by_host(raw.aggregates)
     max_age = datetime.timedelta(seconds=stats_max_age)
-    hosts = [_host(raw, hypervisor, membership, rules, max_age)
-             for hypervisor in hypervisors]
+    excluded_by = {}
+    for hypervisor in hypervisors:
+        name = hypervisor['service']['host']
+        why = _exclusion(raw, name, membership, rules, max_age)
+        if why is not None:
+            excluded_by[name] = why
+    hosts = [_host(raw, hypervisor, membership, excluded_by) for hypervisor in hypervisors]
     stale = [h.name for h in hosts if not _fresh(raw, h.name, max_age)]
     known_hosts = {h.name for h in hosts}
     instances, levels = _instances(raw, known_hosts)
@@ -82,7 +91,8 @@ def build_view(raw, rules, stats_max_age):
                 clusters={a['name']: a.get('metadata') or {} for a in raw.aggregates},
                 stale_hosts=tuple(stale), aggregates=raw.aggregates,
                 hypervisors=hypervisors, inventories=raw.inventories,
-                in_flight=under_way(raw), opt_out=levels, faulty_hosts=dict(raw.faulty))
+                in_flight=under_way(raw), opt_out=levels, faulty_hosts=dict(raw.faulty),
+                excluded_by=excluded_by)
 
 
 def _fresh(raw, name, max_age):
@@ -92,20 +102,36 @@ def _fresh(raw, name, max_age):
     return age is not None and age <= max_age.total_seconds()
 
 
-def _host(raw, hypervisor, membership, rules, max_age):
-    """A hypervisor as a core Host: capacity from placement, excluded when its
-    statistics are stale, it is down or disabled by someone else, a rule denies
-    it, or a fault of its own left it out of this cycle."""
+def _exclusion(raw, name, membership, rules, max_age):
+    """(refusal, why) of a host kept out of the plan, or None. The first that
+    applies names it: a fault of its own left it out of this cycle, its
+    statistics are stale, a rule denies it, or nova has it down or disabled
+    by someone else."""
+    fault = raw.faulty.get(name)
+    if fault is not None:
+        return findings.Refusal.HOST_FAULT.value, 'left out of this cycle: %s' % fault
+    if not _fresh(raw, name, max_age):
+        return (findings.Refusal.STALE.value,
+                'stale statistics (no fresh sample within stats_max_age)')
+    service = raw.services[name]
+    rule = rules.deciding(name, membership.get(name, ()), service=service)
+    if rule is not None and not rule['allow']:
+        return findings.Refusal.RULE.value, 'denied by rule %s (%s %s)' % (
+            rule['id'], rule['type'], rule['value'])
+    if service.get('forced_down') or (service['status'] == 'disabled'
+                                      and not raw.records[name]['disabled_by_drs']):
+        return findings.Refusal.EXCLUDED.value, 'nova service disabled or forced down'
+    return None
+
+
+def _host(raw, hypervisor, membership, excluded_by):
+    """A hypervisor as a core Host: capacity from placement, excluded when
+    ``excluded_by`` names it."""
     name = hypervisor['service']['host']
     inventory = raw.inventories.get(hypervisor['id'], {}).get('inventories', {})
     vcpu = inventory.get('VCPU', {})
     ram = inventory.get('MEMORY_MB', {})
     record = raw.records[name]
-    service = raw.services[name]
-    excluded = (name in raw.faulty or not _fresh(raw, name, max_age)
-                or service.get('forced_down')
-                or (service['status'] == 'disabled' and not record['disabled_by_drs'])
-                or not rules.allows(name, membership.get(name, ()), hypervisor, service))
     return model.Host(
         name=name,
         vcpus=int(vcpu.get('total', 0)) - int(vcpu.get('reserved', 0)),
@@ -116,7 +142,7 @@ def _host(raw, hypervisor, membership, rules, max_age):
         cpu_allocation_ratio=float(vcpu.get('allocation_ratio', 1.0)),
         ram_allocation_ratio=float(ram.get('allocation_ratio', 1.0)),
         power_state=record['suspend_state'],
-        excluded=bool(excluded),
+        excluded=name in excluded_by,
         suspendable=raw.suspendable.get(name, False),
         cpu_history=raw.cpu_history.get(name, ()))
 
@@ -190,6 +216,16 @@ def last_moved(migrations, requests=()):
         note(request['instance_uuid'], request['created_at'].timestamp(),
              request['source'] if request.get('moved', True) else None)
     return newest
+
+
+def compute_nodes_by_host(hypervisors):
+    """{host: [compute node id]} of a hypervisor listing: a compute node's id is
+    its resource provider's uuid (what the placement check of an emptied host
+    asks about)."""
+    nodes = {}
+    for hypervisor in hypervisors:
+        nodes.setdefault(hypervisor['service']['host'], []).append(hypervisor['id'])
+    return nodes
 
 
 def cluster_of_hosts(raw):

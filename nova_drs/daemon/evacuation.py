@@ -326,16 +326,19 @@ class EvacuationSteps:
                 drs_migrations.finish_for_instance(self.db, uuid, host, 'done')
                 self._crash_point('%s:resize-confirmed' % phase)
 
-    def _empty_in_placement(self, host, service):
-        """No allocation left against the host's resource providers.
-
-        A compute node's uuid is its resource provider's uuid.
+    def _empty_in_placement(self, host):
+        """No allocation left against the host's resource providers, the compute
+        nodes observe listed for it this cycle (``compute_nodes``): one usage
+        query per node of this host, whatever the size of the cloud. A host with
+        no node in that listing is not known empty: it waits for a cycle that
+        lists one (its suspend times out into ``error`` if none ever does).
         """
-        for hypervisor in self.nova.hypervisors():
-            if hypervisor.get('service', {}).get('host') == host:
-                if any(self.nova.provider_usages(hypervisor['id']).values()):
-                    return False
-        return True
+        nodes = self.compute_nodes.get(host)
+        if not nodes:
+            LOG.info('%s: no compute node of it in this cycle\'s listing; placement '
+                     'is checked again next cycle', host)
+            return False
+        return not any(any(self.nova.provider_usages(node).values()) for node in nodes)
 
     def _abort_migration(self, server, request):
         try:

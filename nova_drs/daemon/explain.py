@@ -19,7 +19,6 @@ refused (cooldown, migration and power limits). One row per (cycle,
 subject), the shell's word overriding the core's, stored in one INSERT.
 """
 
-from nova_drs.daemon import cloud_view
 from nova_drs.db import decisions
 from nova_drs.loadbalancer import findings as core
 
@@ -43,16 +42,14 @@ class Decisions:
             self.by_subject[finding.kind, finding.subject] = (
                 finding.verdict, finding.reason, finding.refusal, finding.refused)
 
-    def refine_excluded(self, view, rules):
-        """Name what excluded a host: stale statistics, a rule, or nova."""
-        stale = set(view.stale_hosts)
-        membership = cloud_view.clusters_by_host(view.aggregates)
+    def refine_excluded(self, view):
+        """Name what excluded a host, as the view decided it (``excluded_by``):
+        a fault of its own, stale statistics, a rule, or nova."""
         for (kind, subject), (verdict, reason, refusal, refused) in list(
                 self.by_subject.items()):
-            if kind != core.HOST or refusal != EXCLUDED:
+            if kind != core.HOST or refusal != EXCLUDED or subject not in view.excluded_by:
                 continue
-            refusal, why = _exclusion(subject, stale, rules, membership,
-                                      view.services.get(subject) or {})
+            refusal, why = view.excluded_by[subject]
             head = reason.split(' but kept on: ')[0]
             self.by_subject[kind, subject] = (verdict, '%s but kept on: %s' % (head, why),
                                               refusal, refused)
@@ -153,15 +150,3 @@ def _text(action):
     if action.kind == 'migrate':
         return 'move %s -> %s (%s)' % (action.source, action.destination, action.reason)
     return '%s (%s)' % (action.kind, action.reason)
-
-
-def _exclusion(host, stale, rules, membership, service):
-    """(refusal, text) of an excluded host, as cloud_view.build_view decided it."""
-    if host in stale:
-        return core.Refusal.STALE.value, 'stale statistics (no fresh sample within ' \
-            'stats_max_age)'
-    rule = rules.deciding(host, membership.get(host, ()), service=service)
-    if rule is not None and not rule['allow']:
-        return core.Refusal.RULE.value, 'denied by rule %s (%s %s)' % (
-            rule['id'], rule['type'], rule['value'])
-    return EXCLUDED, 'nova service disabled or forced down'

@@ -80,6 +80,10 @@ class HostLifecycle(evacuation.EvacuationSteps):
         self.budget = budget_mod.Budget(
             collections.defaultdict(lambda: float('inf')),
             lambda host: cluster_policy.DEFAULT_CLUSTER, ())
+        #: {host: [compute node id]} of the cycle's observe (Advance.run sets
+        #: it, as it sets the budget): an emptied host's placement check asks
+        #: about its own nodes, never lists every hypervisor again
+        self.compute_nodes = {}
         #: where the plans that started suspends send their hosts' servers
         self.targets = targets if targets is not None else evacuation.Targets()
         #: (host, state_version) of a wake -> (heartbeat, up) nova showed when
@@ -153,8 +157,8 @@ class HostLifecycle(evacuation.EvacuationSteps):
         if servers:
             self._move_servers(record, service, servers)
             return
-        if not self._empty_in_placement(host, service):
-            LOG.info('%s: no servers listed but placement still holds allocations; '
+        if not self._empty_in_placement(host):
+            LOG.info('%s: no servers listed but placement is not known empty; '
                      'waiting', host)
             return
         if suspend:

@@ -147,7 +147,7 @@ class LoadBalancer:
             return summary
         with metrics.observe_phase('act'):
             summary.update(self._act(actions, view, budget, record, decided_at=raw.now))
-        self._record(raw, view, planned, actions, record, rules, held)
+        self._record(raw, view, planned, actions, record, held)
         return summary
 
     def _read(self, dry_run):
@@ -174,12 +174,12 @@ class LoadBalancer:
             guard.max_moves_per_server, guard.oscillation_window, at_limit=raw.held_servers)
         return actions, planned, held
 
-    def _record(self, raw, view, planned, actions, record, rules, held):
+    def _record(self, raw, view, planned, actions, record, held):
         """Phase 7: what the cycle planned from, why, the BMCs' watts, and the
         history past its retention; none of it undoes what phase 6 did."""
         self._record_inventory(view, planned, raw.now)
         record.evacuations(actions)
-        self._store_decisions(record, view, rules, held)
+        self._store_decisions(record, view, held)
         self._read_power()
         self.history_purge.run(raw.services, raw.records, raw.now)
 
@@ -202,13 +202,13 @@ class LoadBalancer:
         except Exception as exc:  # replay data only: never costs a cycle
             LOG.warning('cycle inventory not recorded: %s', exc)
 
-    def _store_decisions(self, record, view, rules, held):
+    def _store_decisions(self, record, view, held):
         """This cycle's explanations in one INSERT, older ones pruned in one DELETE.
 
         They explain what was done; failing to store them does not undo it.
         """
         now = timeutils.utcnow()
-        record.refine_excluded(view, rules)
+        record.refine_excluded(view)
         record.held(held)
         try:
             decisions.save(self.db, record.rows(now))

@@ -21,6 +21,8 @@ from openstack import connection
 from openstack.placement.v1 import _proxy as placement_proxy
 
 from nova_drs.clients import nova_api
+from nova_drs.daemon import cloud_view
+from nova_drs.daemon import lifecycle
 from nova_drs.stats import ingest
 
 
@@ -56,6 +58,18 @@ def nova_api_for(testcase):
     placement._connection = cloud      # what the SDK's own proxy factory sets
     cloud._proxies['placement'] = placement
     return nova_api.NovaAPI(cloud)
+
+
+def host_lifecycle(testcase, **kwargs):
+    """The daemon's HostLifecycle on the test's cloud, 300 s timeouts unless
+    given, with what Advance.run hands it from the cycle's observe: the compute
+    nodes nova lists (they stay the same through a test: a restarted compute
+    keeps its node)."""
+    timeouts = dict(suspend_timeout=300, wake_timeout=300, migration_timeout=300)
+    steps = lifecycle.HostLifecycle(testcase.nova, testcase.drs_db, testcase.power,
+                                    **dict(timeouts, **kwargs))
+    steps.compute_nodes = cloud_view.compute_nodes_by_host(testcase.nova.hypervisors())
+    return steps
 
 
 class PowerTarget:

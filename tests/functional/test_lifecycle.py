@@ -14,7 +14,6 @@
 
 from oslo_utils import timeutils
 
-from nova_drs.daemon import lifecycle
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 from tests.functional import base
@@ -40,9 +39,7 @@ class LifecycleTestBase(base.DrsFunctionalTestCase):
         def crash_point(name):
             if name == crash_at:
                 raise Crash(name)
-        return lifecycle.HostLifecycle(
-            self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
-            migration_timeout=300, crash_point=crash_point)
+        return daemon_support.host_lifecycle(self, crash_point=crash_point)
 
     def run_cycles(self, host, until, crash_at=None, limit=10):
         """Run cycles (a fresh daemon after a crash) until ``host`` reaches ``until``."""

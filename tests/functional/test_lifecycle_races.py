@@ -29,6 +29,7 @@ from nova_drs.daemon import service
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 from nova_drs.loadbalancer import catalog
+from tests.functional import daemon_support
 from tests.functional import test_daemon_cycle
 from tests.functional import test_lifecycle
 
@@ -62,9 +63,7 @@ class TestUnsuspendAtEveryStep(test_lifecycle.LifecycleTestBase):
         def crash_point(name):
             if name == point and not answers:
                 answers.append(self.unsuspend('host1').status)
-        return lifecycle.HostLifecycle(
-            self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
-            migration_timeout=300, crash_point=crash_point)
+        return daemon_support.host_lifecycle(self, crash_point=crash_point)
 
     def _race(self, point, with_servers):
         servers = []
@@ -178,9 +177,7 @@ class TestUnsuspendAtEveryStep(test_lifecycle.LifecycleTestBase):
             record = drs_hosts.get(self.drs_db, 'host1')
             if record['suspend_state'] != 'entering_maintenance':
                 break
-            lifecycle.HostLifecycle(
-                self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
-                migration_timeout=300, crash_point=crash_point).advance(record)
+            daemon_support.host_lifecycle(self, crash_point=crash_point).advance(record)
             self.wait_for_quiet()
         self.lifecycle().advance(drs_hosts.get(self.drs_db, 'host1'))
         self.wait_for_quiet()

@@ -94,10 +94,8 @@ class TestMaintenance(test_lifecycle.LifecycleTestBase):
         def crash_point(name):
             if name == 'maintenance:migration-requested':
                 leave(self, 'host1')
-        test_lifecycle.lifecycle.HostLifecycle(
-            self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
-            migration_timeout=300, crash_point=crash_point).advance(
-                drs_hosts.get(self.drs_db, 'host1'))
+        daemon_support.host_lifecycle(self, crash_point=crash_point).advance(
+            drs_hosts.get(self.drs_db, 'host1'))
         self.wait_for_quiet()
 
         self.assertEqual(1, len([s for s in servers if self.server_host(s['id']) == 'host1']))

@@ -26,6 +26,7 @@ from nova_drs.daemon import budget as budget_mod
 from nova_drs.daemon import lifecycle
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import models
+from tests.functional import daemon_support
 from tests.functional import test_lifecycle
 from tests.functional import test_maintenance
 
@@ -61,8 +62,7 @@ class TestMaintenanceFinishes(test_lifecycle.LifecycleTestBase):
         budget = budget_mod.Budget(
             dict(LIMITS, wakes_per_cycle=wakes_per_cycle),
             lambda host: cluster_policy.DEFAULT_CLUSTER, (), receivers)
-        step = lifecycle.HostLifecycle(self.nova, self.drs_db, self.power, suspend_timeout=300,
-                                       wake_timeout=300, migration_timeout=300)
+        step = daemon_support.host_lifecycle(self)
         step.budget = budget
         for record in sorted(records.values(), key=lambda r: r['host'], reverse=woken_first):
             if record['suspend_state'] in lifecycle.ADVANCING:
@@ -149,9 +149,7 @@ class TestMaintenanceFinishes(test_lifecycle.LifecycleTestBase):
         # `maintenance exit --wait` goes on waiting.
         self.assertEqual(('active', 'disabled'),
                          (shown['suspend_state'], shown['compute_service']))
-        lifecycle.HostLifecycle(self.nova, self.drs_db, self.power, suspend_timeout=300,
-                                wake_timeout=300, migration_timeout=300).advance(
-                                    drs_hosts.get(self.drs_db, 'host1'))
+        daemon_support.host_lifecycle(self).advance(drs_hosts.get(self.drs_db, 'host1'))
         shown = self.admin_api.api_get('/loadbalancer/host1').body['host']
         self.assertEqual(('active', 'enabled'),
                          (shown['suspend_state'], shown['compute_service']))

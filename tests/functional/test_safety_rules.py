@@ -25,7 +25,6 @@ import time
 from oslo_utils import timeutils
 
 from nova_drs.daemon import cloud_view
-from nova_drs.daemon import lifecycle
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations as drs_migrations
 from nova_drs.db import plans
@@ -82,9 +81,7 @@ class TestMigrationTimeout(test_lifecycle.LifecycleTestBase):
     def test_timed_out_migration_is_aborted_and_abandons_the_suspend(self):
         server = self.boot_on('host1', 'slow')
         drs_hosts.transition(self.drs_db, 'host1', 'active', 'suspending', 'test')
-        step = lifecycle.HostLifecycle(self.nova, self.drs_db, self.power,
-                                       suspend_timeout=300, wake_timeout=300,
-                                       migration_timeout=1)
+        step = daemon_support.host_lifecycle(self, migration_timeout=1)
         step.advance(drs_hosts.get(self.drs_db, 'host1'))
         self._wait_for_state_change(server, 'MIGRATING')
         time.sleep(1.5)
@@ -111,9 +108,8 @@ class TestPowerTimeouts(test_lifecycle.LifecycleTestBase):
         self.run_cycles('host1', 'suspended')
 
     def step(self, clock=timeutils.utcnow):
-        lifecycle.HostLifecycle(
-            self.nova, self.drs_db, self.power, suspend_timeout=300, wake_timeout=300,
-            migration_timeout=300, clock=clock).advance(drs_hosts.get(self.drs_db, 'host1'))
+        daemon_support.host_lifecycle(self, clock=clock).advance(
+            drs_hosts.get(self.drs_db, 'host1'))
 
     def step_past_timeout(self, state):
         """Steps 200 s and 301 s after now, either side of the 300 s timeouts: host1

@@ -19,6 +19,7 @@ import datetime
 from oslo_utils import timeutils
 import sqlalchemy as sa
 
+from nova_drs.daemon import cloud_view
 from nova_drs.daemon import lifecycle
 from nova_drs.db import hosts as drs_hosts
 from nova_drs.db import lb_migrations
@@ -46,9 +47,16 @@ def host_lifecycle(nova, database, power, **kwargs):
                                    MIGRATION_TIMEOUT, **kwargs)
 
 
+def observed(steps):
+    """What Advance.run hands the lifecycle from the cycle's observe: the
+    compute nodes of every host nova lists."""
+    steps.compute_nodes = cloud_view.compute_nodes_by_host(steps.nova.hypervisors())
+    return steps
+
+
 def step(steps, host='h1'):
     """One cycle's step for host; its record after it."""
-    steps.advance(drs_hosts.get(steps.db, host))
+    observed(steps).advance(drs_hosts.get(steps.db, host))
     return drs_hosts.get(steps.db, host)
 
 

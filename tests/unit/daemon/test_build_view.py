@@ -86,6 +86,30 @@ def test_stale_statistics_and_disabled_service_exclude_a_host():
     raw.services['b']['status'] = 'disabled'
     view = cloud_view.build_view(raw, cloud_view.Rules([]), stats_max_age=600)
     assert all(h.excluded for h in view.snapshot.hosts)
+    assert {host: refusal for host, (refusal, _why) in view.excluded_by.items()} == dict.fromkeys(
+        ('a', 'b', 'c'), 'stale statistics')
+
+
+def test_each_excluded_host_is_named_once_with_what_excluded_it():
+    """The view decides why (explain only words it): a fault of the host's own
+    first, then stale statistics, a deny rule, nova; a host none applies to
+    is not excluded."""
+    raw = _raw(stats_age={'a': 60, 'b': 60, 'c': 60},
+               faulty={'c': observe.HostFault('nova_error', 'lifecycle step: HTTP 500')})
+    raw.services['a']['status'] = 'disabled'            # by someone else
+    rules = cloud_view.Rules([{'id': 7, 'type': 'aggregate', 'value': 'z', 'allow': False},
+                              {'id': 8, 'type': 'host', 'value': '^a$', 'allow': True}])
+    view = cloud_view.build_view(raw, rules, stats_max_age=600)
+    assert view.excluded_by == {
+        'a': ('excluded', 'nova service disabled or forced down'),
+        'b': ('rule', 'denied by rule 7 (aggregate z)'),
+        'c': ('host fault', 'left out of this cycle: lifecycle step: HTTP 500')}
+    assert {h.name for h in view.snapshot.hosts if h.excluded} == set(view.excluded_by)
+    raw.services['a']['status'] = 'enabled'
+    raw.faulty.clear()
+    view = cloud_view.build_view(raw, rules, stats_max_age=600)
+    assert set(view.excluded_by) == {'b'}
+    assert {h.name for h in view.snapshot.hosts if h.excluded} == {'b'}
 
 
 def test_history_keeps_the_newest_samples_once():

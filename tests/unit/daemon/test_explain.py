@@ -14,7 +14,6 @@
 
 import types
 
-from nova_drs.daemon import cloud_view
 from nova_drs.daemon import explain
 from nova_drs.daemon import observe
 from nova_drs.db import plans
@@ -22,10 +21,8 @@ from nova_drs.loadbalancer import findings
 from nova_drs.loadbalancer import model
 
 
-def view(stale=(), aggregates=(), faulty=None):
-    return types.SimpleNamespace(stale_hosts=tuple(stale), aggregates=list(aggregates),
-                                 services={'h1': {'zone': 'nova'}, 'h2': {}},
-                                 faulty_hosts=faulty or {})
+def view(excluded_by=None, faulty=None):
+    return types.SimpleNamespace(excluded_by=excluded_by or {}, faulty_hosts=faulty or {})
 
 
 def excluded(host):
@@ -41,9 +38,9 @@ def rows(record):
 def test_deny_rule_is_named_and_stale_statistics_said():
     record = explain.Decisions()
     record.add_findings([excluded('h1'), excluded('h2')])
-    rules = cloud_view.Rules([{'id': 7, 'type': 'aggregate', 'value': 'gold', 'allow': False}])
-    record.refine_excluded(view(stale=['h2'], aggregates=[{'name': 'gold', 'hosts': ['h1']}]),
-                           rules)
+    record.refine_excluded(view({'h1': ('rule', 'denied by rule 7 (aggregate gold)'),
+                                 'h2': ('stale statistics', 'stale statistics (no fresh '
+                                        'sample within stats_max_age)')}))
     found = rows(record)
     assert found['host', 'h1']['refusal'] == 'rule'
     assert found['host', 'h1']['reason'] == ('underloaded (load 5%) but kept on: denied by '
@@ -56,8 +53,8 @@ def test_a_host_fault_is_named_whatever_else_excluded_the_host():
     record.add_findings([excluded('h1')])
     fault = observe.HostFault('no_resource_provider',
                               'placement lists no resource provider for its compute node n1')
-    record.refine_excluded(view(stale=['h1', 'h2'], faulty={'h1': fault, 'h2': fault}),
-                           cloud_view.Rules([]))
+    stale = ('stale statistics', 'stale statistics')
+    record.refine_excluded(view({'h1': stale, 'h2': stale}, faulty={'h1': fault, 'h2': fault}))
     found = rows(record)
     for host in ('h1', 'h2'):
         assert found['host', host]['refusal'] == 'host fault'
@@ -69,7 +66,7 @@ def test_a_host_fault_is_named_whatever_else_excluded_the_host():
 def test_excluded_without_rule_or_staleness_is_nova():
     record = explain.Decisions()
     record.add_findings([excluded('h1')])
-    record.refine_excluded(view(), cloud_view.Rules([]))
+    record.refine_excluded(view({'h1': ('excluded', 'nova service disabled or forced down')}))
     assert 'nova service disabled' in rows(record)['host', 'h1']['reason']
 
 

@@ -47,7 +47,12 @@ class Nova:
         return []
 
     def hypervisors(self):
-        return []
+        """One compute node per host of these tests, nothing allocated on it."""
+        return [{'id': 'rp-%s' % host, 'service': {'host': host}}
+                for host in ('h1', 'h2', 'host1')]
+
+    def provider_usages(self, provider_uuid):
+        return {}
 
 
 @pytest.fixture
@@ -59,8 +64,11 @@ def database(database):
 
 
 def balancer(database, failing):
-    return service.LoadBalancer(drs_conf.CONF, Nova(failing), database,
-                                catalog.by_name('drs'), power_drivers=None)
+    """A daemon whose lifecycle has what Advance.run hands it from observe."""
+    daemon = service.LoadBalancer(drs_conf.CONF, Nova(failing), database,
+                                  catalog.by_name('drs'), power_drivers=None)
+    lifecycle_steps.observed(daemon.lifecycle)
+    return daemon
 
 
 @pytest.mark.parametrize('error', [exception.NovaUnavailable('GET /os-services: HTTP 500', 500),

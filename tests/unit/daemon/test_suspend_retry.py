@@ -94,7 +94,7 @@ def _cycles(database, bmc, seconds):
         now = START + datetime.timedelta(seconds=offset)
         steps = lifecycle.HostLifecycle(nova, database, bmc, SUSPEND_TIMEOUT, 900, 600,
                                         clock=lambda now=now: now)
-        steps.advance(drs_hosts.get(database, 'host1'))
+        lifecycle_steps.observed(steps).advance(drs_hosts.get(database, 'host1'))
     return drs_hosts.get(database, 'host1')
 
 

@@ -104,6 +104,32 @@ def test_a_host_placement_still_holds_allocations_on_is_not_powered_off(drs_db, 
     assert power.calls == [('suspend', 'h1')]
 
 
+def test_the_placement_check_asks_about_the_hosts_own_nodes_only(drs_db, nova, power):
+    """The compute nodes come from the cycle's observe (Advance.run): emptying a
+    host costs one usage query per node of it, never a hypervisor listing, in a
+    cloud of any size."""
+    suspending(drs_db)
+    steps = host_lifecycle(nova, drs_db, power)
+    steps.compute_nodes = {'h1': ['rp-h1'], 'h2': ['rp-h2']}
+    steps.advance(drs_hosts.get(drs_db, 'h1'))
+    assert power.calls == [('suspend', 'h1')]
+    assert not nova.called('hypervisors')
+    assert nova.called('provider_usages') == [('rp-h1',)]
+
+
+def test_a_host_with_no_compute_node_listed_is_not_powered_off(drs_db, nova, power):
+    """No node of the host in this cycle's listing: not known empty, so it waits."""
+    suspending(drs_db)
+    steps = host_lifecycle(nova, drs_db, power)
+    steps.compute_nodes = {'h2': ['rp-h2']}
+    for _ in range(3):
+        steps.advance(drs_hosts.get(drs_db, 'h1'))
+    record = drs_hosts.get(drs_db, 'h1')
+    assert (record['suspend_state'], record['power_requested_at']) == (
+        drs_hosts.SUSPENDING, None)
+    assert power.calls == []
+
+
 def test_a_host_nova_knows_no_service_of_is_not_suspended(drs_db, nova, power):
     suspending(drs_db)
     del nova.services['h1']

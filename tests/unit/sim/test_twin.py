@@ -42,12 +42,16 @@ from nova_drs.sim.twin import synthetic
 from nova_drs.sim.twin import transport as twin_transport
 
 #: CI's closed loop: 50 hosts, 65 VMs (CloudSim's density), 6 hours, faults on.
-HOSTS, SAMPLES, FAULT_SEED = 50, 72, 7
+#: The seed is the first at which every fault kind fires (5 % of ~70
+#: migrations fail: some seeds draw none; seed 7, used before the lifecycle
+#: stopped re-listing hypervisors, drew none after it).
+HOSTS, SAMPLES, FAULT_SEED = 50, 72, 1
 #: Bounds of the closed loop under the full fault mix against the core-only run
-#: of the same cloud: the gap measured with every fault kind on (1.48x energy,
-#: 1.31x migrations at this seed; seeds 3, 5, 11: 1.31x, 1.37x, 1.17x energy;
-#: without faults 1.09x and 1.06x), with some room. Past the issue's 1.15x
-#: energy bound under faults: doc/source/twin.md, findings.
+#: of the same cloud: the gap measured with every fault kind on (1.30x energy,
+#: 1.21x migrations at this seed; seeds 2, 5, 6: 1.48x, 1.36x, 1.46x energy and
+#: 1.26x, 1.47x, 1.24x migrations; without faults 1.09x and 1.06x), with some
+#: room. Past the issue's 1.15x energy bound under faults: doc/source/twin.md,
+#: findings.
 BOUNDS = {'energy_kwh': 1.6, 'migrations': 1.5}
 
 
