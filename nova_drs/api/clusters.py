@@ -26,6 +26,7 @@ from nova import objects
 
 from nova_drs import aggregate_keys
 from nova_drs import cluster_policy
+from nova_drs import membership
 from nova_drs.api import nova_hosts
 
 
@@ -42,13 +43,10 @@ def cluster_of(context, host, conf):
     """The Cluster of ``host``: its name, member compute hosts and limits."""
     computes = set(nova_hosts.compute_hosts(context))
     aggregates = objects.AggregateList.get_all(context)
-    of_host = collections.defaultdict(list)
-    for aggregate in aggregates:
-        for member in aggregate.hosts or ():
-            of_host[member].append((aggregate.name, aggregate.metadata))
-    name = cluster_policy.cluster_name(of_host[host])
+    of_host = membership.of_hosts((a.name, a.metadata, a.hosts) for a in aggregates)
+    name = cluster_policy.cluster_name(of_host.get(host, ()))
     members = {member for member in computes
-               if cluster_policy.cluster_name(of_host[member]) == name}
+               if cluster_policy.cluster_name(of_host.get(member, ())) == name}
     metadata = next((a.metadata or {} for a in aggregates if a.name == name), {})
     group = conf.loadbalancer
     read = aggregate_keys.READER.value

@@ -26,6 +26,7 @@ from oslo_log import log as logging
 
 from nova_drs import cluster_policy
 from nova_drs import exception
+from nova_drs import membership as aggregate_membership
 from nova_drs import opt_out
 from nova_drs import rule_patterns
 from nova_drs.clients import nova_api
@@ -63,6 +64,9 @@ class View:
     opt_out: dict = dataclasses.field(default_factory=dict)
     #: host -> observe.HostFault: hosts a fault of their own left out of the cycle.
     faulty_hosts: dict = dataclasses.field(default_factory=dict)
+    #: host -> [(aggregate name, metadata)] (nova_drs.membership),
+    #: read once per cycle: clusters, policies, automation and rules.
+    membership: dict = dataclasses.field(default_factory=dict)
     #: host -> (refusal, why) of every host kept out of the plan (``excluded``
     #: in the snapshot): what explain names, decided once, here.
     excluded_by: dict = dataclasses.field(default_factory=dict)
@@ -72,7 +76,7 @@ def build_view(raw, rules, stats_max_age):
     """The View of a Raw: pure, no I/O (tested without nova)."""
     hypervisors = [h for h in raw.hypervisors
                    if h.get('service', {}).get('host') in raw.services]
-    membership = clusters_by_host(raw.aggregates)
+    membership = aggregate_membership.of_listed(raw.aggregates)
     max_age = datetime.timedelta(seconds=stats_max_age)
     excluded_by = {}
     for hypervisor in hypervisors:
@@ -92,7 +96,7 @@ def build_view(raw, rules, stats_max_age):
                 stale_hosts=tuple(stale), aggregates=raw.aggregates,
                 hypervisors=hypervisors, inventories=raw.inventories,
                 in_flight=under_way(raw), opt_out=levels, faulty_hosts=dict(raw.faulty),
-                excluded_by=excluded_by)
+                membership=membership, excluded_by=excluded_by)
 
 
 def _fresh(raw, name, max_age):
@@ -138,7 +142,7 @@ def _host(raw, hypervisor, membership, excluded_by):
         ram_mb=int(ram.get('total', 0)) - int(ram.get('reserved', 0)),
         mips=float(max(int(vcpu.get('total', 0)), 1)),
         pe_mips=1.0,
-        cluster=_cluster_of(name, membership),
+        cluster=cluster_policy.cluster_name(membership.get(name, ())),
         cpu_allocation_ratio=float(vcpu.get('allocation_ratio', 1.0)),
         ram_allocation_ratio=float(ram.get('allocation_ratio', 1.0)),
         power_state=record['suspend_state'],
@@ -230,8 +234,9 @@ def compute_nodes_by_host(hypervisors):
 
 def cluster_of_hosts(raw):
     """{host: cluster} without building a whole view."""
-    membership = clusters_by_host(raw.aggregates)
-    return {host: _cluster_of(host, membership) for host in raw.services}
+    membership = aggregate_membership.of_listed(raw.aggregates)
+    return {host: cluster_policy.cluster_name(membership.get(host, ()))
+            for host in raw.services}
 
 
 def under_way(raw):
@@ -273,20 +278,6 @@ def _in_flight(raw, known_hosts):
         if uuid in raw.servers and source in known_hosts and dest in known_hosts:
             result.append(model.InFlightMigration(uuid, source, dest))
     return result
-
-
-def clusters_by_host(aggregates):
-    """{host: [aggregate, ...]} by aggregate name."""
-    membership = {}
-    for aggregate in sorted(aggregates, key=lambda a: a['name']):
-        for host in aggregate.get('hosts') or ():
-            membership.setdefault(host, []).append(aggregate)
-    return membership
-
-
-def _cluster_of(host, membership):
-    return cluster_policy.cluster_name(
-        (a['name'], a.get('metadata')) for a in membership.get(host, ()))
 
 
 class Rules:
@@ -335,7 +326,7 @@ class Rules:
             if kind == 'host':
                 names = (host,)
             elif kind == 'aggregate':
-                names = tuple(a['name'] for a in aggregates)
+                names = tuple(name for name, _metadata in aggregates)
             else:
                 names = (zone,) if zone else ()
             if any(pattern.fullmatch(name) for name in names):

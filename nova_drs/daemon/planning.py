@@ -61,14 +61,9 @@ class ClusterPlanner:
         destinations, nor suspended.
         """
         group = self.conf.loadbalancer
-        aggregates_of = {}
-        for aggregate in view.aggregates:
-            for name in aggregate.get('hosts') or ():
-                aggregates_of.setdefault(name, []).append(
-                    (aggregate['name'], aggregate.get('metadata') or {}))
         by_cluster = {}
         for host in view.snapshot.hosts:
-            policy_name = self.resolver.host_policy(aggregates_of.get(host.name, ()),
+            policy_name = self.resolver.host_policy(view.membership.get(host.name, ()),
                                                     group.default_policy)
             if policy_name != cluster_policy.NONE:
                 by_cluster.setdefault((host.cluster, policy_name), []).append(host)

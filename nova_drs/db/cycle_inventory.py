@@ -28,6 +28,7 @@ must not import the simulator.
 import calendar
 import dataclasses
 
+from nova_drs import membership
 from nova_drs.loadbalancer import model
 
 FORMAT = 'nova-drs-cycle/1'
@@ -87,6 +88,8 @@ class CycleView:
     snapshot: model.Snapshot
     aggregates: list
     clusters: dict
+    #: host -> [(aggregate name, metadata)] (nova_drs.membership of ``aggregates``)
+    membership: dict
     #: server uuid -> drs:automation level (disabled, manual) of opted-out servers
     opt_out: dict = dataclasses.field(default_factory=dict)
 
@@ -109,6 +112,7 @@ def rebuild(cycle, host_samples, instance_samples):
     aggregates = cycle['aggregates']
     return CycleView(snapshot=snapshot, aggregates=aggregates,
                      clusters={a['name']: a['metadata'] for a in aggregates},
+                     membership=membership.of_listed(aggregates),
                      opt_out=dict(cycle.get('opt_out') or {}))
 
 

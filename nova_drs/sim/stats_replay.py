@@ -28,6 +28,7 @@ import statistics
 
 from nova_drs import cluster_policy
 from nova_drs import exception
+from nova_drs import membership
 from nova_drs.db import cycle_inventory
 from nova_drs.db import inventory as db_inventory
 from nova_drs.db import statistics as db_statistics
@@ -188,11 +189,7 @@ def _latest(cycles, kind, key):
 
 def _managed(aggregates, hosts, default_policy):
     resolver = cluster_policy.Resolver()
-    aggregates_of = {}
-    for aggregate in aggregates:
-        for name in aggregate['hosts']:
-            aggregates_of.setdefault(name, []).append(
-                (aggregate['name'], aggregate['metadata']))
+    aggregates_of = membership.of_listed(aggregates)
     return {name for name in hosts
             if resolver.host_policy(aggregates_of.get(name, ()), default_policy)
             != cluster_policy.NONE}

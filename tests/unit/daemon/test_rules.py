@@ -35,8 +35,8 @@ def test_regex_must_match_whole_name():
 
 def test_aggregate_and_zone_rules():
     rules = _rules(('aggregate', 'gpu-.*', False), ('availability_zone', 'az2', False))
-    assert not rules.allows('c1', [{'name': 'gpu-a'}])
-    assert rules.allows('c1', [{'name': 'cpu-a'}])
+    assert not rules.allows('c1', [('gpu-a', {})])
+    assert rules.allows('c1', [('cpu-a', {})])
     assert not rules.allows('c1', [], service={'zone': 'az2'})
     assert rules.allows('c1', [], service={'zone': 'az1'})
 

@@ -41,6 +41,7 @@ LAYERS = {
     'nova_drs.loadbalancer': 1,      # the pure decision core: no conf, no I/O
     'nova_drs.power': 1,             # BMC drivers, configured by arguments
     'nova_drs.rule_patterns': 1,     # allow/deny pattern syntax
+    'nova_drs.membership': 1,        # which aggregates a host is in (pure)
     # 2, options, read by every layer above; the algorithm parameters'
     # options are generated from the core's schemas (conf/decision.py), so
     # each default and bound is declared once.
