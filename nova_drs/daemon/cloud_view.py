@@ -314,10 +314,6 @@ class Rules:
             LOG.warning('rule %s (%s %r) disabled: %s; delete it and create a valid one',
                         rule.get('id'), rule['type'], str(rule['value'])[:255], reason)
 
-    def allows(self, host, aggregates, hypervisor=None, service=None):
-        rule = self.deciding(host, aggregates, service=service)
-        return True if rule is None else bool(rule['allow'])
-
     def deciding(self, host, aggregates, service=None):
         """The rule (dict as given) that decides for the host: the last match."""
         decided = None

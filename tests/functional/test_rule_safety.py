@@ -44,5 +44,5 @@ class TestStoredRules(test_daemon_cycle.DaemonTestBase):
         self.assertIn('disabled: invalid regular expression', log)
         self.assertIn('can take exponential time', log)
         rules = self.balancer._rules()
-        self.assertFalse(rules.allows('host1', []))
-        self.assertTrue(rules.allows('host2', []))
+        self.assertFalse(rules.deciding('host1', [])['allow'])     # the valid deny rule
+        self.assertIsNone(rules.deciding('host2', []))              # the rest disabled
