@@ -61,7 +61,8 @@ class Advance:
         self.lifecycle.budget = budget
         self.lifecycle.compute_nodes = cloud_view.compute_nodes_by_host(raw.hypervisors)
         self.wake_tests()
-        scale_executor.advance_scale_requests(nova, self.db, self.conf)
+        scale_executor.advance_scale_requests(nova, self.db, self.conf, raw.aggregates,
+                                              raw.hypervisors)
         with metrics.observe_phase('lifecycle'):
             raw.faulty.update(self.lifecycles())
         self.orchestrator.settle(raw, group.migration_timeout)

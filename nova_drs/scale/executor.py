@@ -12,9 +12,11 @@
 
 """Carries out ``scale_server`` requests, one step per request per daemon cycle.
 
-The lead's daemon calls ``advance_scale_requests(nova, database, conf)`` once
-per cycle. Steps (the progress document in ``lb_requests.result`` says which
-one is next, so a restarted daemon resumes):
+The lead's daemon calls ``advance_scale_requests(nova, database, conf,
+aggregates, hypervisors)`` once per cycle, with the aggregates and
+hypervisors its observe phase listed: a request never lists them again.
+Steps (the progress document in ``lb_requests.result`` says which one is
+next, so a restarted daemon resumes):
 
 pending  -> re-check the request, decide in place / move / refuse with the
             cluster's overcommit accounting, record the targets (which
@@ -77,9 +79,12 @@ def _figures(inventories, usages, resource_class):
             inventory['allocation_ratio'])
 
 
-def cluster_capacities(nova, database, aggregate):
-    """``HostCapacity`` of every host of the aggregate, from placement."""
-    providers = {h['service']['host']: h['id'] for h in nova.hypervisors()}
+def cluster_capacities(nova, database, aggregate, providers):
+    """``HostCapacity`` of every host of the aggregate, from placement.
+
+    ``providers``: {host: compute node id} (a node's id is its resource
+    provider's uuid) of the cycle's hypervisor listing.
+    """
     try:
         recorded = db_overcommit.usage_by_host(database)
     except Exception as exc:
@@ -108,7 +113,7 @@ def _fail(database, request, progress, reason):
                 request['server'], reason)
 
 
-def _start(nova, database, request, progress, conf):
+def _start(nova, database, request, progress, conf, listed):
     server_id = request['server']
     try:
         server = nova.server(server_id)
@@ -129,11 +134,12 @@ def _start(nova, database, request, progress, conf):
     if problem:
         return _fail(database, request, progress, problem)
     source = server[HOST]
-    cluster = scale_cluster(nova.aggregates(), source)
+    aggregates, providers = listed
+    cluster = scale_cluster(aggregates, source)
     if cluster is None:
         return _fail(database, request, progress, 'host %s is in no aggregate with %s=true'
                      % (source, aggregate_keys.SCALE_ENABLED_KEY))
-    capacities = cluster_capacities(nova, database, cluster)
+    capacities = cluster_capacities(nova, database, cluster, providers)
     if not progress.get('same_host_allowed', True):
         # nova-api's allow_resize_to_same_host is off: nova never resizes in place.
         capacities = [c for c in capacities if c.host != source]
@@ -213,20 +219,22 @@ def _advance(nova, database, request, progress, conf):
               % (status, task, conf.drs_scale.step_timeout))
 
 
-def advance_scale_requests(nova, database, conf):
+def advance_scale_requests(nova, database, conf, aggregates, hypervisors):
     """One step of every open scale request; returns {request id: status after}.
 
     ``nova`` is a ``NovaAPI``, ``database`` the DRS ``Database``, ``conf`` the
-    config object with ``[drs_scale]``. A request whose step fails
+    config object with ``[drs_scale]``; ``aggregates`` and ``hypervisors`` as
+    the cycle's observe listed them. A request whose step fails
     unexpectedly is logged and retried next cycle; NovaUnavailable propagates
     (the cycle does nothing on a half view of nova).
     """
+    listed = (aggregates, {h['service']['host']: h['id'] for h in hypervisors})
     outcome = {}
     for request in db_requests.open_scales(database):
         progress = dict(request.pop('progress'))
         try:
             if request['status'] == 'pending':
-                _start(nova, database, request, progress, conf)
+                _start(nova, database, request, progress, conf, listed)
             else:
                 _advance(nova, database, request, progress, conf)
         except exception.NovaUnavailable:

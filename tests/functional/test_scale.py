@@ -34,6 +34,12 @@ FILTERS = ('ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,'
            'OvercommitCoreFilter,OvercommitRamFilter,ResourceConsumersFilter')
 
 
+def scale_cycle(nova, database):
+    """The scale step of one daemon cycle, on what its observe lists."""
+    return executor.advance_scale_requests(nova, database, drs_conf.CONF, nova.aggregates(),
+                                           nova.hypervisors())
+
+
 class ScaleTestBase(base.DrsFunctionalTestCase):
     COMPUTE_DRIVER = 'fake.MediumFakeDriver'
     ENABLED_FILTERS = FILTERS + ',ScaleTargetFilter'
@@ -84,7 +90,7 @@ class ScaleTestBase(base.DrsFunctionalTestCase):
 
     def run_until_finished(self, request_id, cycles=30):
         for _ in range(cycles):
-            executor.advance_scale_requests(self.nova, self.drs_db, drs_conf.CONF)
+            scale_cycle(self.nova, self.drs_db)
             status, body = self.call('GET', '/loadbalancer/requests/%d' % request_id)
             self.assertEqual(200, status, body)
             if body['request']['status'] in ('done', 'failed'):
@@ -151,7 +157,7 @@ class TestRetry(ScaleTestBase):
         self.server_on('host1', flavor=self.big, scalable=False, name='filler')
         self.set_service('host2', 'disabled')  # the only target: nova finds no host
         request_id = self.request_scale(server)
-        executor.advance_scale_requests(self.nova, self.drs_db, drs_conf.CONF)
+        scale_cycle(self.nova, self.drs_db)
         self.set_service('host2', 'enabled')
         request = self.run_until_finished(request_id)
         self.assertEqual('done', request['status'], request)
@@ -270,7 +276,7 @@ class TestScaleCli(test_cli_nova.CliMixin, ScaleTestBase):
     def daemon_in_background(self):
         def loop(stop):
             while not stop.is_set():
-                executor.advance_scale_requests(self.nova_api, self.drs_db, drs_conf.CONF)
+                scale_cycle(self.nova_api, self.drs_db)
                 time.sleep(0.2)
         self.in_background(loop)
 
