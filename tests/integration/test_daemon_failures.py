@@ -23,6 +23,7 @@ admin requests of each scenario move servers. Each ends with
 ``scenario.check_invariants``.
 """
 
+import datetime
 import os
 import signal
 import time
@@ -39,6 +40,10 @@ pytestmark = pytest.mark.integration
 REDIS_URL = 'redis://127.0.0.1:6379?db=3'
 LEADER_LOG = 'is now the nova-loadbalancer leader'
 MIGRATION_SECONDS = 8
+#: A server burning its whole vCPU: the trace held at its last sample (50 %)
+#: and scaled by 4 (the trace driver caps it at 100 %).
+BUSY = {'drs_trace': 'node1_planetlab_albany_edu_yale_p4p', 'drs_trace_start': '287',
+        'drs_trace_scale': '4'}
 
 
 def _busiest_host(compute, avoid):
@@ -225,28 +230,44 @@ def test_sigterm_mid_evacuation_exits_in_time_and_the_next_start_resumes(cloud):
     _each_moved_once_then_wake(cloud, compute, host, servers, since)
 
 
-def _pending_moves(compute):
-    """The pending plan when it holds two migrations or more (the busy servers of
-    the overload scenario keep the manual cluster's plan non-empty), none of a
-    server whose move failed in an earlier scenario: the orchestrator holds
-    such a server back for the cooldown, so its plan would run whole at once."""
+def _host_free_to_move(compute):
+    """The active host with a power driver, none of whose servers moved within
+    the last hour ([loadbalancer] migration_cooldown), that holds the fewest
+    servers (the host the last scenario emptied and woke): the planner offers
+    only its servers (and those of hosts over capacity)."""
+    recent = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
+    servers = scenario.list_servers(compute, None)
+    resting = {}
+    for host, record in scenario.drs_hosts(compute).items():
+        if record['suspend_state'] != 'active' or not record['power_driver']:
+            continue
+        here = [s for s in servers if s['OS-EXT-SRV-ATTR:host'] == host]
+        if not any(scenario.utc(m['created_at']) >= recent
+                   for s in here for m in scenario.migrations_of(compute, s['id'])):
+            resting[host] = len(here)
+    if not resting:
+        pytest.fail('every active host holds a server moved within the last hour',
+                    pytrace=False)
+    return min(sorted(resting), key=resting.get)
+
+
+def _pending_moves(compute, servers):
+    """The pending plan when it migrates two of ``servers`` or more."""
     plan = scenario.ok(compute.get('/loadbalancer/plan'))['plan']
-    moves = [action['instance'] for action in plan['actions']
-             if action['type'] == 'migrate'] if plan else []
-    if plan and plan['status'] == 'pending' and len(moves) >= 2 and not any(
-            m['status'] in ('error', 'failed') for uuid in moves
-            for m in scenario.migrations_of(compute, uuid)):
-        return plan
-    return None
+    if not plan or plan['status'] != 'pending':
+        return None
+    moved = {action['instance'] for action in plan['actions'] if action['type'] == 'migrate'}
+    return plan if len(moved & set(servers)) >= 2 else None
 
 
-def _approve_slow_moves(compute, attempts=8):
-    """Approve a pending plan of migrations, each made MIGRATION_SECONDS long
-    first; a newer cycle supersedes a pending plan, so a lost race (409) is
-    retried with the new plan. Returns (plan, servers moved, approval time)."""
+def _approve_slow_moves(compute, fresh, attempts=8):
+    """Approve a pending plan migrating two of the ``fresh`` servers, each of
+    its migrations made MIGRATION_SECONDS long first; a newer cycle supersedes a
+    pending plan, so a lost race (409) is retried with the new plan. Returns
+    (plan, servers moved, approval time)."""
     for _attempt in range(attempts):
-        plan = scenario.wait_for('a pending plan with two migrations',
-                                 lambda: _pending_moves(compute), 180, 0.5)
+        plan = scenario.wait_for('a pending plan migrating two of %s' % fresh,
+                                 lambda: _pending_moves(compute, fresh), 180, 0.5)
         servers = [{'id': action['instance']} for action in plan['actions']
                    if action['type'] == 'migrate']
         _tag(compute, servers, drs_migration_seconds=str(MIGRATION_SECONDS))
@@ -275,11 +296,11 @@ def _mid_plan(compute, plan_id):
     return shown if 'pending' in statuses and {'started', 'done'} & set(statuses) else None
 
 
-def _approve_until_mid_plan(compute, attempts=4):
+def _approve_until_mid_plan(compute, fresh, attempts=4):
     """An approved plan caught mid-way: (plan, servers, approval time). A plan
     with a refused move ran whole; the next pending plan is approved instead."""
     for _attempt in range(attempts):
-        plan, servers, since = _approve_slow_moves(compute)
+        plan, servers, since = _approve_slow_moves(compute, fresh)
         try:
             mid = scenario.wait_for('plan %s mid-way' % plan['id'],
                                     lambda plan_id=plan['id']: _mid_plan(compute, plan_id),
@@ -298,9 +319,20 @@ def test_ha_standby_finishes_an_approved_plan_when_the_leader_is_killed(cloud):
     plan of two migrations starts one and keeps the other waiting while the
     first runs (MIGRATION_SECONDS); the leader is SIGKILLed then, the standby
     resumes the plan from its progress and nova's records: every approved move
-    happens exactly once."""
+    happens exactly once.
+
+    The plan is made, not waited for: every other server idle, five new
+    servers each burning its whole vCPU on the 4-vCPU host whose servers may
+    move (none moved within the cooldown): 125 %, so the manual cluster's plan
+    moves two of them off, down to [drs] place_now (90 %); from one source, so
+    one after the other."""
     scenario.require_daemon(cloud)
     compute = scenario.compute_client(cloud)
+    for server in scenario.list_servers(compute):
+        compute.delete('/servers/%s/metadata/drs_trace' % server['id'])
+    fresh = scenario.boot_spread(cloud, compute, prefix='drs-plan', per_host=5,
+                                 hosts=[_host_free_to_move(compute)])
+    _tag(compute, [{'id': uuid} for uuid in fresh], **BUSY)
     limits = os.path.join(cloud.etc, 'nova-drs', 'one-at-a-time.conf')
     with open(limits, 'w') as handle:
         handle.write('[loadbalancer]\nmax_migrations_per_host = 1\n'
@@ -312,7 +344,7 @@ def test_ha_standby_finishes_an_approved_plan_when_the_leader_is_killed(cloud):
     cloud.start_daemon(leader, ha, limits)
     scenario.wait_for('%s leads' % leader, lambda: _leader(cloud, [leader]), 90, 1)
     cloud.start_daemon(standby, ha, limits)
-    plan, servers, since = _approve_until_mid_plan(compute)
+    plan, servers, since = _approve_until_mid_plan(compute, fresh)
     try:
         cloud._signal(cloud.running()[leader], signal.SIGKILL)
         scenario.wait_for('%s leads' % standby, lambda: _leader(cloud, [standby]), 90, 1)
@@ -348,11 +380,15 @@ def test_ha_standby_finishes_an_approved_plan_when_the_leader_is_killed(cloud):
             scenario.wait_for('%s active again' % host, lambda host=host: (
                 scenario.state_of(compute, host) == 'active'))
     scenario.check_invariants(cloud, compute)
-    # The next scenarios run with the shipped limits again.
+    # The next scenarios run with the shipped limits again, without these servers.
     cloud.stop_process(standby)
     cloud.start_daemon('nova-loadbalancer-after-plan', ha)
     scenario.wait_for('a leader again',
                       lambda: _leader(cloud, ['nova-loadbalancer-after-plan']), 90, 1)
+    for uuid in fresh:
+        scenario.ok(compute.delete('/servers/%s' % uuid), 204)
+    scenario.wait_for('drs-plan servers deleted',
+                      lambda: not scenario.list_servers(compute, '^drs-plan'), 120)
 
 
 def _woken_host(compute):
