@@ -138,11 +138,16 @@ deploy-check: venv
 	$(PYTEST) -q tests/deploy
 
 # Real libvirt hosts (libvirtd 9, QEMU 7 under TCG) in network, mount, UTS and
-# cgroup namespaces on this machine, no nova yet: a running guest live-migrates
-# between two of them with its disk (tests/libvirt/hosts.py). Needs root;
-# tools/ensure-libvirt.sh installs the Debian packages. Not in `make test`
-# (issue 30: the nova-compute layer comes next).
-libvirt: venv
+# cgroup namespaces on this machine (tests/libvirt/hosts.py): a running guest
+# live-migrates between two of them with its disk, with virsh alone
+# (test_live_migration.py); then the mini-cloud's control plane (own databases
+# nova_drs_lv_*, vhost and state dir, beside the integration tier's) with one
+# nova-compute running nova's libvirt driver per host (nova_hosts.py): a
+# server moves through nova's API and through nova-loadbalancer's suspend_host
+# with the guest alive (test_nova_live_migration.py). Needs root, MariaDB and
+# RabbitMQ; tools/ensure-libvirt.sh installs the Debian packages, libvirt-python
+# goes into .venv-cloud. Not in `make test` (issue 30).
+libvirt: venv services
 	tools/ensure-libvirt.sh
 	$(IN_TMPFS) $(PYTEST) -s tests/libvirt
 

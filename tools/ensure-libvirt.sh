@@ -2,12 +2,14 @@
 # Make sure the Debian packages the libvirt tier (make libvirt, tests/libvirt)
 # needs are installed: libvirtd and virsh (libvirt 9), QEMU 7 for x86 with
 # qemu-img/qemu-io, busybox-static and apt-get download for the guest image,
-# ip and unshare for the namespaces. Installs only what is missing (needs
+# ip and unshare for the namespaces, libvirt-dev, gcc and pkg-config to build
+# libvirt-python into .venv-cloud for nova-compute's libvirt driver
+# (tests/libvirt/nova_hosts.py). Installs only what is missing (needs
 # root and apt-get); starts nothing: tests/libvirt/hosts.py starts its own
 # libvirtd processes. Fails with one clear line otherwise.
 set -u
 
-PACKAGES="libvirt-daemon-system libvirt-clients libvirt-dev qemu-system-x86 qemu-utils
+PACKAGES="libvirt-daemon-system libvirt-clients libvirt-dev gcc pkg-config qemu-system-x86 qemu-utils
 busybox-static iproute2 util-linux mount"
 
 missing=""

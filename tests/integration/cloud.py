@@ -121,9 +121,9 @@ def _write_ini(path, sections):
             handle.write('\n')
 
 
-def _db_url(name):
+def _db_url(name, prefix=DB_PREFIX):
     return 'mysql+pymysql://%(user)s:%(password)s@%(host)s:%(port)s/' % DB + \
-        DB_PREFIX + name + '?charset=utf8'
+        prefix + name + '?charset=utf8'
 
 
 def _pid_alive(pid):
@@ -227,10 +227,20 @@ def plugin_functions(functions, env):
 
 
 class Cloud:
-    """Builds, starts and stops the mini-cloud under ``workdir``."""
+    """Builds, starts and stops the mini-cloud under ``workdir``.
 
-    def __init__(self, workdir=WORKDIR, log=print):
+    ``name`` names its databases (``name_*``) and RabbitMQ vhost (default
+    NOVA_DRS_CLOUD_NAME or nova_drs_ci); ``computes`` the trace-driver
+    nova-computes it starts (default three; none for a control plane whose
+    computes another tier starts, as tests/libvirt/nova_hosts.py does).
+    """
+
+    def __init__(self, workdir=WORKDIR, log=print, name=NAME, computes=COMPUTES):
         self.workdir = workdir
+        self.name = name
+        self.db_prefix = name + '_'
+        self.rabbit = dict(RABBIT, vhost=name)
+        self.computes = tuple(computes)
         self.log = log
         self.logs = os.path.join(workdir, 'logs')
         self.pids = os.path.join(workdir, 'pids')
@@ -360,7 +370,7 @@ class Cloud:
             self._phase('db syncs + cells', self._databases)
             self._phase('apis up', self._apis)
             self._phase('conductor+scheduler', self._control)
-            self._phase('3 computes up', self._computes)
+            self._phase('%d computes up' % len(self.computes), self._computes)
             self._phase('BMCs (IPMI, Redfish)', self._bmcs)
             self._phase('image+flavor', self._resources)
             self._phase('nova-loadbalancer', self._daemon)
@@ -412,15 +422,17 @@ class Cloud:
         state = {'auth_url': self.auth_url, 'ports': self.ports, 'logs': self.logs,
                  'daemon_error': self.daemon_error, 'bmcs': self.bmcs,
                  'image': self.image, 'flavor': self.flavor, 'workdir': self.workdir,
-                 'timings': self.timings, 'started_at': self.started_at}
+                 'timings': self.timings, 'started_at': self.started_at,
+                 'name': self.name, 'computes': self.computes}
         with open(self.state_file, 'w') as handle:
             json.dump(state, handle, indent=2)
 
     @classmethod
     def load(cls, workdir=WORKDIR):
-        cloud = cls(workdir)
-        with open(cloud.state_file) as handle:
+        with open(os.path.join(workdir, 'cloud.json')) as handle:
             state = json.load(handle)
+        cloud = cls(workdir, name=state.get('name', NAME),
+                    computes=state.get('computes', COMPUTES))
         cloud.auth_url, cloud.ports = state['auth_url'], state['ports']
         cloud.image, cloud.flavor = state['image'], state['flavor']
         cloud.daemon_error = state['daemon_error']
@@ -443,12 +455,12 @@ class Cloud:
             with connection.cursor() as cursor:
                 for name in ('keystone', 'glance', 'placement', 'nova_api', 'nova',
                              'nova_cell0'):
-                    cursor.execute('DROP DATABASE IF EXISTS `%s%s`' % (DB_PREFIX, name))
+                    cursor.execute('DROP DATABASE IF EXISTS `%s%s`' % (self.db_prefix, name))
                     cursor.execute('CREATE DATABASE `%s%s` CHARACTER SET utf8'
-                                   % (DB_PREFIX, name))
+                                   % (self.db_prefix, name))
         finally:
             connection.close()
-        vhost = RABBIT['vhost']
+        vhost = self.rabbit['vhost']
         ctl = shutil.which('rabbitmqctl')
         if ctl is None:
             raise CloudError('rabbitmqctl not found: cannot create the RabbitMQ vhost %r'
@@ -460,9 +472,12 @@ class Cloud:
         _run([ctl, '-q', 'set_permissions', '-p', vhost, RABBIT['user'], '.*', '.*', '.*'],
              'rabbitmqctl set_permissions', log_path=log)
 
+    def _db_url(self, name):
+        return _db_url(name, self.db_prefix)
+
     @property
     def transport_url(self):
-        return 'rabbit://%(user)s:%(password)s@%(host)s:%(port)s/%(vhost)s' % RABBIT
+        return 'rabbit://%(user)s:%(password)s@%(host)s:%(port)s/%(vhost)s' % self.rabbit
 
     # ------------------------------------------------------------- keystone
     def _authtoken(self, user):
@@ -478,7 +493,7 @@ class Cloud:
         conf = os.path.join(conf_dir, 'keystone.conf')
         _write_ini(conf, {
             'DEFAULT': {'debug': 'false'},
-            'database': {'connection': _db_url('keystone')},
+            'database': {'connection': self._db_url('keystone')},
             'token': {'provider': 'fernet'},
             'fernet_tokens': {'key_repository': os.path.join(conf_dir, 'fernet-keys')},
             'fernet_receipts': {'key_repository': os.path.join(conf_dir, 'fernet-keys')},
@@ -607,15 +622,15 @@ class Cloud:
             'cinder': {'region_name': REGION},
         })
         _write_ini(self.nova_db_conf, {
-            'database': {'connection': _db_url('nova')},
-            'api_database': {'connection': _db_url('nova_api')},
+            'database': {'connection': self._db_url('nova')},
+            'api_database': {'connection': self._db_url('nova_api')},
         })
         # nova-drs: exactly what the devstack plugin does at post-config.
         self.drs_env = _plugin_env(self.workdir, {
             'NOVA_CONF': self.nova_conf, 'NOVA_API_PASTE_INI': self.api_paste,
             'NOVA_DRS_CONF_DIR': os.path.join(self.etc, 'nova-drs'),
             'NOVA_DRS_STATE_PATH': os.path.join(self.workdir, 'nova-drs'),
-            'NOVA_DRS_DB_NAME': DB_PREFIX + 'drs', 'NOVA_DRS_LB_PERIOD': '5',
+            'NOVA_DRS_DB_NAME': self.db_prefix + 'drs', 'NOVA_DRS_LB_PERIOD': '5',
             'NOVA_DRS_METRICS_PORT': str(self.ports['metrics-loadbalancer']),
             'NOVA_DRS_COLLECTOR_METRICS_PORT': str(self.ports['metrics-collector']),
             'NOVA_DRS_REQUEST_TIMEOUT': '60',
@@ -651,7 +666,7 @@ class Cloud:
         placement_conf = os.path.join(self.etc, 'placement', 'placement.conf')
         _write_ini(placement_conf, {
             'DEFAULT': {'debug': 'false'},
-            'placement_database': {'connection': _db_url('placement')},
+            'placement_database': {'connection': self._db_url('placement')},
             'api': {'auth_strategy': 'keystone'},
             'keystone_authtoken': self._authtoken('placement'),
         })
@@ -661,7 +676,7 @@ class Cloud:
         images = os.path.join(self.workdir, 'glance')
         _write_ini(os.path.join(glance_dir, 'glance-api.conf'), {
             'DEFAULT': {'debug': 'false', 'enabled_backends': 'fs:file'},
-            'database': {'connection': _db_url('glance')},
+            'database': {'connection': self._db_url('glance')},
             'keystone_authtoken': self._authtoken('glance'),
             'paste_deploy': {'flavor': 'keystone',
                              'config_file': os.path.join(glance_dir, 'glance-api-paste.ini')},
@@ -677,7 +692,8 @@ class Cloud:
              'glance-manage db_sync', log_path=log)
         manage = self._nova_cmd('nova-manage', self.nova_db_conf)
         _run(manage + ['api_db', 'sync'], 'nova-manage api_db sync', log_path=log)
-        _run(manage + ['cell_v2', 'map_cell0', '--database_connection', _db_url('nova_cell0')],
+        _run(manage + ['cell_v2', 'map_cell0', '--database_connection',
+                       self._db_url('nova_cell0')],
              'nova-manage cell_v2 map_cell0', log_path=log)
         _run(manage + ['cell_v2', 'create_cell', '--name', 'cell1', '--verbose'],
              'nova-manage cell_v2 create_cell', log_path=log)
@@ -782,23 +798,23 @@ class Cloud:
         return self._spawn(name, cmd)
 
     def _computes(self):
-        for host in COMPUTES:
+        for host in self.computes:
             self.start_compute(host)
         compute = self.client('compute', raise_exc=False)
         manage = self._nova_cmd('nova-manage', self.nova_db_conf)
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
-            for name in ('nova-compute-' + host for host in COMPUTES):
+            for name in ('nova-compute-' + host for host in self.computes):
                 if name in self.failed():
                     raise CloudError('%s exited; see %s' % (name, self._log(name)))
             _run(manage + ['cell_v2', 'discover_hosts'], 'nova-manage cell_v2 discover_hosts',
                  log_path=os.path.join(self.logs, 'manage.log'))
             response = compute.get('/os-hypervisors')
-            if response.ok and len(response.json()['hypervisors']) == len(COMPUTES):
+            if response.ok and len(response.json()['hypervisors']) == len(self.computes):
                 return
             time.sleep(2)
         raise CloudError('%d hypervisors did not show up within 180 s; see %s'
-                         % (len(COMPUTES), self.logs))
+                         % (len(self.computes), self.logs))
 
     def _bmcs(self):
         """One IPMI BMC per host and one Redfish emulator for all, on loopback."""
@@ -806,14 +822,17 @@ class Cloud:
                'MINICLOUD_BMC_USER': BMC_USER, 'MINICLOUD_BMC_PASSWORD': BMC_PASSWORD}
         module = [sys.executable, '-m', 'tests.integration.bmc']
         self.bmcs = {'ipmi': {}, 'redfish': _free_port()}
-        for host in COMPUTES:
+        if not self.computes:
+            self.bmcs['redfish'] = None
+            return
+        for host in self.computes:
             self.bmcs['ipmi'][host] = _free_udp_port()
             self._spawn('bmc-ipmi-' + host, module + [
                 'ipmi', '--host', host, '--port', str(self.bmcs['ipmi'][host])], env)
         self._spawn('bmc-redfish', module + [
-            'redfish', '--hosts', ','.join(COMPUTES), '--port', str(self.bmcs['redfish'])],
+            'redfish', '--hosts', ','.join(self.computes), '--port', str(self.bmcs['redfish'])],
             env)
-        for host in COMPUTES:
+        for host in self.computes:
             for kind in ('ipmi', 'redfish'):
                 self._wait_power(kind, host)
 

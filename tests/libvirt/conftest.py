@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The libvirt tier: real libvirtd hosts in namespaces on this machine (hosts.py)."""
+"""The libvirt tier: real libvirtd hosts in namespaces on this machine (hosts.py),
+then nova-compute's libvirt driver on them under the mini-cloud (nova_hosts.py)."""
 
 
 def pytest_configure(config):

@@ -17,9 +17,11 @@ minute to boot under TCG (this machine's /dev/kvm hangs stock guests). The
 guest is a Debian cloud kernel (``linux-image-*-cloud-amd64``, fetched with
 ``apt-get download`` unless /boot has one) and an initramfs holding only
 busybox-static and ``/init``. ``/init`` prints ``DRS-GUEST-READY burn=N`` on
-the serial console, then keeps one busy loop running ``drs_burn`` percent of
-every 100 ms (the percentage from the kernel command line, stopped and
-continued by a controller loop) and prints ``alive N`` every two seconds:
+the serial console, then spins ``drs_burn`` percent of every second by the
+guest's clock (the percentage from the kernel command line; the spin reads
+``/proc/uptime`` with shell builtins only, so the burn is what the guest is
+asked for and not the cost of forking a controller) and prints ``alive N``
+every two seconds:
 the counter going on after a live migration proves that the same guest, not
 a fresh boot, runs on the destination; the burn gives nova-drs's balancer a
 load to see. A qcow2 disk (``seed.qcow2``) starts with a known pattern, so a
@@ -53,12 +55,17 @@ burn=${burn:-0}
 [ "$burn" -gt 100 ] && burn=100
 echo "DRS-GUEST-READY burn=$burn"
 if [ "$burn" -gt 0 ]; then
-    ( while :; do :; done ) &
-    spin=$!
+    # Each second: spin $burn centiseconds by the guest's clock, then sleep
+    # the rest. Only shell builtins inside the spin (read, test, arithmetic):
+    # a fork per tick would add its own load (TCG makes forks dear).
     (
         while :; do
-            kill -CONT $spin; usleep $((burn * 1000))
-            [ "$burn" -lt 100 ] && kill -STOP $spin && usleep $(((100 - burn) * 1000))
+            read up _ </proc/uptime; start=${up%.*}${up#*.}; now=$start
+            while [ $((now - start)) -lt "$burn" ]; do
+                read up _ </proc/uptime; now=${up%.*}${up#*.}
+            done
+            rest=$((start + 100 - now))
+            [ "$rest" -gt 0 ] && usleep $((rest * 10000))
         done
     ) &
 fi

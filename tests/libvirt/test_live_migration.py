@@ -19,8 +19,10 @@ on its serial console, which each host logs to its own file; it moves from
 host1 to host2 peer-to-peer with its non-shared qcow2 disk copied
 (``--copy-storage-all``). The test asserts that it runs on host2 only, that
 its counter goes on there without a new boot, that the disk arrived, and
-prints the migration time and the CPU the guest uses on host2 beside the
-burn it was asked for (the load nova-drs's balancer would see).
+prints the migration time and the CPU the guest uses on host2, within
+BURN_TOLERANCE of the burn it was asked for (the load nova-drs's balancer
+would see). A second test boots guests asked for 0, 20 and 80 % and checks
+the CPU time libvirt measures for each against it.
 
 Guests run under TCG (``type='qemu'``): this machine's /dev/kvm is a
 paravirtual one that hangs stock guests.
@@ -42,8 +44,12 @@ STATE = os.path.join(REPO, 'state', 'libvirt')
 NAME = 'drs-guest'
 BURN = 40
 DISK = '/var/lib/libvirt/images/%s.qcow2' % NAME
-CONSOLE = '/var/log/libvirt/%s-console.log' % NAME
-MARKER = 'DRS-GUEST-READY burn=%d' % BURN
+#: Each guest's serial console, as its host logs it.
+CONSOLE = '/var/log/libvirt/%s-console.log'
+MARKER = 'DRS-GUEST-READY burn=%d'
+#: How far the CPU libvirt measures may be from the burn a guest was asked for
+#: (issue 30: nova-drs's statistics within 10 percentage points).
+BURN_TOLERANCE = 10
 
 DOMAIN_XML = """<domain type='qemu'>
   <name>{name}</name>
@@ -100,10 +106,10 @@ def hosts():
         cluster.down()
 
 
-def console(host):
+def console(host, name=NAME):
     """The guest's serial console as host logged it ('' before the file exists)."""
     try:
-        with open(host.path(CONSOLE), errors='replace') as handle:
+        with open(host.path(CONSOLE % name), errors='replace') as handle:
             return handle.read()
     except FileNotFoundError:
         return ''
@@ -124,31 +130,32 @@ def wait_for(what, predicate, timeout=60):
     pytest.fail('%s: not within %d s' % (what, timeout), pytrace=False)
 
 
-def cpu_time(host):
+def cpu_time(host, name=NAME):
     """The guest's cpu.time on ``host`` in seconds (libvirt reads its cgroup)."""
-    out = host.virsh('domstats', '--cpu-total', NAME).stdout
+    out = host.virsh('domstats', '--cpu-total', name).stdout
     return int(re.search(r'cpu\.time=(\d+)', out).group(1)) / 1e9
 
 
-def boot(host, image):
-    """Create the guest (transient) on ``host`` and wait for its marker."""
-    image.disk_for(host.path(DISK))
-    xml = os.path.join(host.state_dir, NAME + '.xml')
+def boot(host, image, name=NAME, burn=BURN, disk=DISK):
+    """Create a guest (transient) on ``host`` and wait for its marker."""
+    image.disk_for(host.path(disk))
+    xml = os.path.join(host.state_dir, name + '.xml')
     with open(xml, 'w') as handle:
-        handle.write(DOMAIN_XML.format(name=NAME, kernel=image.kernel, initrd=image.initrd,
-                                       burn=BURN, disk=DISK, console=CONSOLE))
+        handle.write(DOMAIN_XML.format(name=name, kernel=image.kernel, initrd=image.initrd,
+                                       burn=burn, disk=disk, console=CONSOLE % name))
     started = time.monotonic()
     host.virsh('create', xml)
-    wait_for('marker on %s console' % host.name, lambda: MARKER in console(host))
-    log('guest booted on %s in %.1f s' % (host.name, time.monotonic() - started))
-    wait_for('alive 2 on %s console' % host.name, lambda: 2 in alive(console(host)))
+    wait_for('marker on %s console' % host.name,
+             lambda: MARKER % burn in console(host, name))
+    log('guest %s booted on %s in %.1f s' % (name, host.name, time.monotonic() - started))
+    wait_for('alive 2 on %s console' % host.name, lambda: 2 in alive(console(host, name)))
 
 
-def measure_cpu(host, seconds=10):
+def measure_cpu(host, name=NAME, seconds=10):
     """Percent of one vCPU the guest used on ``host`` over ``seconds``."""
-    first, started = cpu_time(host), time.monotonic()
+    first, started = cpu_time(host, name), time.monotonic()
     time.sleep(seconds)
-    used, elapsed = cpu_time(host) - first, time.monotonic() - started
+    used, elapsed = cpu_time(host, name) - first, time.monotonic() - started
     return 100 * used / elapsed, elapsed
 
 
@@ -172,14 +179,32 @@ def test_live_migration_with_storage(hosts, image):
                  lambda: len(alive(console(host2))) >= 2, timeout=30)
         after = alive(console(host2))
         log('console: host1 counted to %d, host2 goes on %s' % (before[-1], after[:3]))
-        assert MARKER not in console(host2), 'the guest booted again on host2'
+        assert MARKER % BURN not in console(host2), 'the guest booted again on host2'
         assert after[0] >= before[-1] and after == sorted(after), (before, after)
         assert lvimage.has_pattern(host2.path(DISK)), 'the disk did not arrive on host2'
 
         percent, elapsed = measure_cpu(host2)
         log('guest CPU on %s over %.1f s: %.0f %% of its vCPU (burn asked: %d %%)'
             % (host2.name, elapsed, percent, BURN))
-        assert percent > BURN / 4, 'the guest does not burn on host2'
+        assert abs(percent - BURN) <= BURN_TOLERANCE, (
+            'the guest burns %.0f %% on host2, asked %d %%' % (percent, BURN))
     finally:
         for host in (host1, host2):
             host.virsh('destroy', NAME, check=False)
+
+
+@pytest.mark.parametrize('burn', [0, 20, 80])
+def test_the_guest_burns_what_it_is_asked(hosts, image, burn):
+    """The load the guest's kernel command line asks for is what libvirt
+    measures (its cgroup's cpu time), within BURN_TOLERANCE: the load
+    nova-drs's statistics start from on a libvirt host."""
+    host, name = hosts[0], 'drs-burn-%d' % burn
+    boot(host, image, name=name, burn=burn,
+         disk='/var/lib/libvirt/images/%s.qcow2' % name)
+    try:
+        percent, elapsed = measure_cpu(host, name)
+        log('guest asked to burn %d %%: %.1f %% of its vCPU over %.1f s'
+            % (burn, percent, elapsed))
+        assert abs(percent - burn) <= BURN_TOLERANCE, (burn, percent)
+    finally:
+        host.virsh('destroy', name, check=False)

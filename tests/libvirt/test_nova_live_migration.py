@@ -1,0 +1,226 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A running guest live-migrates between two libvirt hosts through nova's API.
+
+nova-compute runs nova's real ``libvirt.LibvirtDriver`` on each libvirt host
+(nova_hosts.py). A server is booted on host 1 through nova's API (the admin's
+``host`` field, microversion 2.74) from the UEC-style guest; its console
+(``os-getConsoleOutput``) shows the boot marker and the ``alive N`` counter.
+
+1. It is live-migrated with ``block_migration: 'auto'`` (no shared storage:
+   a block migration) to host 2; the test waits until nova shows it ACTIVE
+   on host 2 with its migration ``completed``, then reads the console again:
+   the counter goes on past where it stood, without a new boot (the
+   destination's console log begins at the migration and holds no marker),
+   and nova removed the instance dir from host 1.
+2. nova-drs moves it back: the admin's ``suspend_host`` on host 2 (its power
+   driver ``noop``: the daemon's whole cycle, nothing powered off) makes
+   ``nova-loadbalancer`` live-migrate every server off host 2 through nova's
+   API; the test waits for the second ``completed`` migration with the
+   server ACTIVE on host 1, and for the counter going on there.
+
+Measured on 2 cores (TCG): the whole module 95-98 s (hosts 0.7 s with the
+capabilities cache, control plane 34-37 s, computes 12-14 s), boot to
+ACTIVE 2.1 s and marker 4.3 s later, nova's live migration 4.3-5.3 s from
+the request to ``completed`` + ACTIVE on host 2, nova-loadbalancer's 4.3-9.9 s
+from the ``suspend_host`` request (one 5 s daemon period included). Known
+flake: in 1 of 5 runs the guest kernel oopsed (NULL pointer in an RCU
+callback) right after the second move; the same two moves with virsh alone
+(test_live_migration.py's domain) kept it alive. The console's tail is in
+the failure message.
+"""
+
+import os
+import re
+import time
+
+import pytest
+
+from tests.libvirt import hosts as lvhosts
+from tests.libvirt import image as lvimage
+from tests.libvirt import nova_hosts
+
+pytestmark = pytest.mark.libvirt
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STATE = os.path.join(REPO, 'state', 'libvirt')
+MARKER = 'DRS-GUEST-READY burn=%d' % nova_hosts.BURN
+MOVED = {}
+
+
+def log(line):
+    print('libvirt/nova: ' + line, flush=True)
+
+
+@pytest.fixture(scope='module')
+def nova():
+    """Hosts, control plane and libvirt computes for the module; all gone after."""
+    problem = lvhosts.missing_prerequisites()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    image = lvimage.GuestImage(os.path.join(STATE, 'image'), log=log).build()
+    cloud = nova_hosts.NovaLibvirtCloud(STATE, log=log)
+    try:
+        cloud.up(image)
+    except (lvhosts.HostsError, nova_hosts.NovaHostsError,
+            nova_hosts.minicloud.CloudError) as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield cloud
+    finally:
+        cloud.down()
+
+
+def wait_for(what, probe, timeout, detail=None):
+    """Poll ``probe`` until it returns something true; that and the seconds it took.
+
+    ``detail()``, when given, is added to the failure message (the console's tail).
+    """
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        found = probe()
+        if found:
+            return found, time.monotonic() - started
+        time.sleep(1)
+    pytest.fail('%s: not within %d s%s' % (what, timeout, (
+        '; console ends:\n' + detail()) if detail else ''), pytrace=False)
+
+
+def tail(compute, server_id, lines=12):
+    """The last lines of the server's console, for a failure message."""
+    return '\n'.join(console(compute, server_id).replace('\r', '').splitlines()[-lines:])
+
+
+def server(compute, server_id):
+    response = compute.get('/servers/%s' % server_id)
+    assert response.status_code == 200, response.text
+    found = response.json()['server']
+    assert found['status'] != 'ERROR', found.get('fault')
+    return found
+
+
+def console(compute, server_id):
+    response = compute.post('/servers/%s/action' % server_id,
+                            json={'os-getConsoleOutput': {'length': 200}})
+    assert response.status_code == 200, response.text
+    return response.json()['output']
+
+
+def alive(text):
+    return [int(n) for n in re.findall(r'^alive (\d+)\s*$', text, re.M)]
+
+
+def boot(nova, compute, host):
+    """A server on ``host`` (admin ``host`` field), ACTIVE and counting on its console."""
+    response = compute.post('/servers', json={'server': {
+        'name': 'drs-lv-guest', 'imageRef': nova.images['ami'],
+        'flavorRef': nova.cloud.flavor, 'networks': 'none', 'host': host.name}})
+    assert response.status_code == 202, response.text
+    server_id = response.json()['server']['id']
+    _found, took = wait_for('server ACTIVE', lambda: server(
+        compute, server_id)['status'] == 'ACTIVE', timeout=300)
+    log('server %s ACTIVE on %s in %.1f s' % (server_id, host.name, took))
+    text, took = wait_for('boot marker and alive 2 on the console', lambda: (
+        lambda out: out if MARKER in out and 2 in alive(out) else None)(
+            console(compute, server_id)), timeout=180, detail=lambda: tail(compute, server_id))
+    log('console: marker and counter after %.1f s more (%s)' % (took, alive(text)[-1]))
+    return server_id
+
+
+def migration_done(compute, server_id, destination, count=1):
+    """The server's ``count``-th completed live migration, once nova shows it
+    ACTIVE on ``destination``.
+
+    A failed one fails the test at once (nova puts the server back ACTIVE
+    on its source).
+    """
+    response = compute.get('/os-migrations?instance_uuid=%s' % server_id)
+    assert response.status_code == 200, response.text
+    migrations = [m for m in response.json()['migrations']
+                  if m['migration_type'] == 'live-migration']
+    failed = [m for m in migrations if m['status'] in ('error', 'failed', 'cancelled')]
+    if failed:
+        pytest.fail('live migration %s: %s (see the nova-compute logs)'
+                    % (failed[0]['id'], failed[0]['status']), pytrace=False)
+    current = server(compute, server_id)
+    done = sorted((m for m in migrations if m['status'] == 'completed'),
+                  key=lambda m: m['id'])
+    if len(done) >= count and current['status'] == 'ACTIVE' and \
+            current['OS-EXT-SRV-ATTR:host'] == destination.name:
+        return done[-1]
+    return None
+
+
+def test_live_migration_through_nova_api(nova):
+    host1, host2 = nova.hosts[0], nova.hosts[1]
+    compute = nova.compute()
+    server_id = boot(nova, compute, host1)
+    before = alive(console(compute, server_id))
+    response = compute.post('/servers/%s/action' % server_id, json={
+        'os-migrateLive': {'host': host2.name, 'block_migration': 'auto'}})
+    assert response.status_code == 202, response.text
+    migration, took = wait_for('ACTIVE on %s, migration completed' % host2.name,
+                               lambda: migration_done(compute, server_id, host2), 600)
+    log('live migration %s -> %s through nova (block_migration auto): %.1f s '
+        '(migration %s: %s -> %s)' % (host1.name, host2.name, took, migration['id'],
+                                      migration['created_at'], migration['updated_at']))
+    domain = server(compute, server_id)['OS-EXT-SRV-ATTR:instance_name']
+    assert host2.virsh('domstate', domain).stdout.strip() == 'running'
+    assert domain not in host1.virsh('list', '--all', '--name').stdout.split()
+
+    after, took = wait_for('alive counter going on after the move', lambda: (
+        lambda counts: counts if counts and counts[-1] > before[-1] else None)(
+            alive(console(compute, server_id))), timeout=60,
+        detail=lambda: tail(compute, server_id))
+    text = console(compute, server_id)
+    log('console after the move: host1 counted to %d, host2 shows %s (%.1f s after '
+        'nova reported it done)' % (before[-1], after[-3:], took))
+    assert MARKER not in text, 'the guest booted again on host2'
+    # nova cleaned the source up: no shared storage, the disk was copied.
+    instance_dir = nova_hosts.NOVA_DIR + '/instances/' + server_id
+    assert not os.path.exists(host1.path(instance_dir))
+    assert os.path.exists(host2.path(instance_dir + '/disk'))
+    MOVED['server'] = server_id
+
+
+def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
+    """suspend_host on host 2: nova-loadbalancer moves the guest back through nova."""
+    if 'server' not in MOVED:
+        pytest.fail('no server was moved by the previous test', pytrace=False)
+    server_id, (host1, host2) = MOVED['server'], nova.hosts[:2]
+    compute, drs = nova.compute(), nova.cloud.client('compute', raise_exc=False)
+    # noop: the daemon runs its whole cycle but powers nothing off.
+    response = drs.post('/loadbalancer/action', json={'set_power': {
+        'host': host2.name, 'driver': 'noop', 'mode': 'off'}})
+    assert response.status_code == 200, response.text
+    before = alive(console(compute, server_id))
+    response = drs.post('/loadbalancer/action', json={'suspend_host': {'host': host2.name}})
+    assert response.status_code == 202, response.text
+    migration, took = wait_for('ACTIVE on %s, second migration completed' % host1.name,
+                               lambda: migration_done(compute, server_id, host1, 2), 300)
+    log('nova-loadbalancer: suspend_host %s -> guest on %s, migration %s completed '
+        '%.1f s after the request (%s -> %s)' % (
+            host2.name, host1.name, migration['id'], took, migration['created_at'],
+            migration['updated_at']))
+    after, _took = wait_for('alive counter going on after the second move', lambda: (
+        lambda counts: counts if counts and counts[-1] > before[-1] else None)(
+            alive(console(compute, server_id))), timeout=60,
+        detail=lambda: tail(compute, server_id))
+    assert MARKER not in console(compute, server_id), 'the guest booted again on host1'
+    domain = server(compute, server_id)['OS-EXT-SRV-ATTR:instance_name']
+    assert host1.virsh('domstate', domain).stdout.strip() == 'running'
+    assert domain not in host2.virsh('list', '--all', '--name').stdout.split()
+    assert not os.path.exists(host2.path(nova_hosts.NOVA_DIR + '/instances/' + server_id))
+    state = drs.get('/loadbalancer/%s' % host2.name).json()['host']
+    log('console: host2 counted to %d, host1 goes on %s; %s is %s (%s)' % (
+        before[-1], after[-3:], host2.name, state['suspend_state'], state['state_reason']))
