@@ -28,6 +28,11 @@ nova-compute runs nova's real ``libvirt.LibvirtDriver`` on each libvirt host
    ``nova-loadbalancer`` live-migrate every server off host 2 through nova's
    API; the test waits for the second ``completed`` migration with the
    server ACTIVE on host 1, and for the counter going on there.
+3. nova-drs's statistics of the guest, as the shipped ``instance_stats``
+   plugin measured them inside host 1's nova-compute (libvirt domain stats
+   through ``get_instance_diagnostics``) and nova-drs-collector stored them:
+   the CPU of its samples taken wholly on host 1 after the move is within
+   BURN_TOLERANCE percentage points of the burn it was asked for.
 
 Measured on 2 cores (TCG): the whole module 95-98 s (hosts 0.7 s with the
 capabilities cache, control plane 34-37 s, computes 12-14 s), boot to
@@ -44,8 +49,10 @@ import os
 import re
 import time
 
+import pymysql
 import pytest
 
+from tests.integration import cloud as minicloud
 from tests.libvirt import hosts as lvhosts
 from tests.libvirt import image as lvimage
 from tests.libvirt import nova_hosts
@@ -56,6 +63,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 STATE = os.path.join(REPO, 'state', 'libvirt')
 MARKER = 'DRS-GUEST-READY burn=%d' % nova_hosts.BURN
 MOVED = {}
+#: How far nova-drs's statistics may be from the burn the guest was asked for.
+BURN_TOLERANCE = 10
 
 
 def log(line):
@@ -224,3 +233,37 @@ def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
     state = drs.get('/loadbalancer/%s' % host2.name).json()['host']
     log('console: host2 counted to %d, host1 goes on %s; %s is %s (%s)' % (
         before[-1], after[-3:], host2.name, state['suspend_state'], state['state_reason']))
+    MOVED['back'] = migration['updated_at'].replace('T', ' ').split('.')[0]
+
+
+def _instance_samples(server_id, host, since):
+    """(sampled_at, cpu_used_percent) of the server's samples on ``host`` whose
+    period began after ``since`` (naive UTC): measured wholly there."""
+    connection = pymysql.connect(host=minicloud.DB['host'], port=minicloud.DB['port'],
+                                 user=minicloud.DB['user'], password=minicloud.DB['password'],
+                                 database=nova_hosts.NAME + '_drs')
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute('SELECT sampled_at, cpu_used_percent FROM instance_stats '
+                           'WHERE instance_uuid = %s AND host = %s AND prev_updated_at > %s '
+                           'AND cpu_used_percent IS NOT NULL ORDER BY sampled_at',
+                           (server_id, host, since))
+            return list(cursor.fetchall())
+    finally:
+        connection.close()
+
+
+def test_instance_stats_measure_the_guests_burn(nova):
+    """What nova-drs's balancer starts from on a libvirt host: the guest's CPU
+    as instance_stats measured it, within BURN_TOLERANCE of its burn."""
+    if 'server' not in MOVED or 'back' not in MOVED:
+        pytest.fail('the guest was not moved back by nova-loadbalancer', pytrace=False)
+    server_id, host1 = MOVED['server'], nova.hosts[0]
+    samples, took = wait_for('three samples of %s on %s after the move' % (
+        server_id, host1.name), lambda: (lambda found: found if len(found) >= 3 else None)(
+            _instance_samples(server_id, host1.name, MOVED['back'])), 120)
+    percents = [round(percent, 1) for _at, percent in samples]
+    log('instance_stats of the guest on %s (burn %d %%): %s %% (%d samples, %.1f s)'
+        % (host1.name, nova_hosts.BURN, percents, len(samples), took))
+    for percent in percents:
+        assert abs(percent - nova_hosts.BURN) <= BURN_TOLERANCE, percents
