@@ -91,6 +91,15 @@ class HostChassis:
 
 
 def run_ipmi(args):
+    ipmi_server(HostChassis(os.environ['NOVA_DRS_CLOUD_DIR'], args.host), args.port,
+                os.environ['MINICLOUD_BMC_USER'], os.environ['MINICLOUD_BMC_PASSWORD']).listen()
+
+
+def ipmi_server(chassis, port, user, password):
+    """A pyghmi IPMI BMC on UDP 127.0.0.1:``port`` switching ``chassis`` (an
+    object with is_on, power_on, power_off(hard) and muted). Its ``listen()``
+    serves every BMC of the process (pyghmi's sessions are global) and never
+    returns. Also the libvirt tier's BMCs (tests/libvirt/bmc.py)."""
     import pyghmi.ipmi.bmc as bmc
     from pyghmi.ipmi.private import serversession
 
@@ -107,7 +116,6 @@ def run_ipmi(args):
             return super().create_open_session_response(request)
 
     serversession.ServerSession = Sha1OnlySession
-    chassis = HostChassis(os.environ['NOVA_DRS_CLOUD_DIR'], args.host)
 
     class ProcessBmc(bmc.Bmc):
         """The host's chassis power, as a BMC would report and switch it."""
@@ -133,10 +141,7 @@ def run_ipmi(args):
             if not chassis.muted():
                 return super().handle_raw_request(request, session)
 
-    server = ProcessBmc({os.environ['MINICLOUD_BMC_USER']:
-                         os.environ['MINICLOUD_BMC_PASSWORD']},
-                        port=args.port, address='127.0.0.1')
-    server.listen()
+    return ProcessBmc({user: password}, port=port, address='127.0.0.1')
 
 
 def run_redfish(args):

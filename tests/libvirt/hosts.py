@@ -193,6 +193,22 @@ class LibvirtHosts:
             len(self.hosts), time.monotonic() - started,
             ', '.join(h.address for h in self.hosts)))
 
+    def stop(self, host):
+        """Every process of ``host``'s network namespace gone (libvirtd and any
+        guest), as when a machine loses power; its namespace, addresses, state
+        dir and host_uuid stay for ``start``."""
+        self._kill_namespace(host.name)
+        for proc in [p for p in self._popen if p.pid == host.pid]:
+            proc.wait(timeout=10)
+            self._popen.remove(proc)
+        host.pid = None
+
+    def start(self, host, timeout=90):
+        """``host``'s libvirtd again, in fresh mount, UTS and cgroup namespaces
+        over the same state dir (what a powered-on machine boots into)."""
+        self._start(host)
+        self._wait(host, time.monotonic() + timeout)
+
     def _keep_capabilities(self):
         """Keep host1's QEMU capabilities cache to seed the next run's hosts.
 
