@@ -13,7 +13,31 @@
 """The libvirt tier: real libvirtd hosts in namespaces on this machine (hosts.py),
 then nova-compute's libvirt driver on them under the mini-cloud (nova_hosts.py)."""
 
+import os
+
+import pytest
+
+from tests.libvirt import hosts as lvhosts
+from tests.libvirt import image as lvimage
+
+STATE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'state', 'libvirt')
+
 
 def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'libvirt: needs libvirtd hosts in namespaces, root and QEMU (make libvirt)')
+
+
+@pytest.fixture(scope='session')
+def image():
+    """Kernel, initramfs and seed disk, built once into state/libvirt/image;
+    pytest fails in one line when a prerequisite is missing."""
+    problem = lvhosts.missing_prerequisites()
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    try:
+        return lvimage.GuestImage(os.path.join(STATE, 'image'),
+                                  log=lambda line: print('libvirt: ' + line, flush=True)).build()
+    except lvimage.ImageError as exc:
+        pytest.fail('guest image: %s' % exc, pytrace=False)

@@ -81,18 +81,6 @@ def log(line):
 
 
 @pytest.fixture(scope='module')
-def image():
-    """Kernel, initramfs and seed disk, built once into state/libvirt/image."""
-    problem = lvhosts.missing_prerequisites()
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    try:
-        return lvimage.GuestImage(os.path.join(STATE, 'image'), log=log).build()
-    except lvimage.ImageError as exc:
-        pytest.fail('guest image: %s' % exc, pytrace=False)
-
-
-@pytest.fixture(scope='module')
 def hosts():
     """Two libvirt hosts for the module; every process and namespace gone after."""
     cluster = lvhosts.LibvirtHosts(count=2, state_root=os.path.join(STATE, 'hosts'), log=log)
