@@ -115,12 +115,16 @@ def compute_options(cloud, host):
 class NovaLibvirtCloud:
     """Libvirt hosts + mini-cloud control plane + one libvirt nova-compute per host."""
 
-    def __init__(self, state, count=2, log=print):
+    def __init__(self, state, count=2, log=print, prefix='drslv', subnet='10.77.0',
+                 name=NAME):
+        # prefix, subnet and name: a second clone (a soak loop) runs its own
+        # namespaces, addresses, databases and vhost beside ``make libvirt``.
         self.log = log
+        self.name = name
         self.lv = lvhosts.LibvirtHosts(count=count, state_root=os.path.join(state, 'hosts'),
-                                       log=log)
+                                       prefix=prefix, subnet=subnet, log=log)
         self.hosts = self.lv.hosts
-        self.cloud = minicloud.Cloud(os.path.join(state, 'minicloud'), log=log, name=NAME,
+        self.cloud = minicloud.Cloud(os.path.join(state, 'minicloud'), log=log, name=name,
                                      computes=())
         self.images = {}
         self.timings = {}
@@ -209,11 +213,11 @@ class NovaLibvirtCloud:
         """Processes by PID (computes first), namespaces, databases and vhost."""
         self.cloud.down()
         self.lv.down()
-        drop_databases(NAME + '_', self.log)
+        drop_databases(self.name + '_', self.log)
         ctl = shutil.which('rabbitmqctl')
-        if ctl and NAME in subprocess.run([ctl, '-q', 'list_vhosts'], capture_output=True,
-                                          text=True).stdout.split():
-            subprocess.run([ctl, '-q', 'delete_vhost', NAME], capture_output=True)
+        if ctl and self.name in subprocess.run([ctl, '-q', 'list_vhosts'],
+                                               capture_output=True, text=True).stdout.split():
+            subprocess.run([ctl, '-q', 'delete_vhost', self.name], capture_output=True)
 
 
 def drop_databases(prefix, log=print):

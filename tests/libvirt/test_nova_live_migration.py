@@ -45,11 +45,15 @@ ACTIVE 2.1 s and marker 4.3 s later, nova's live migration 4.3-5.3 s from
 the request to ``completed`` + ACTIVE on host 2, nova-loadbalancer's 4.3-9.9 s
 from the ``suspend_host`` request (one 5 s daemon period included), host 2
 suspended 11.6 s after the move and active 19.9 s after ``unsuspend_host``.
-Known
-flake: in 1 of 5 runs the guest kernel oopsed (NULL pointer in an RCU
-callback) right after the second move; the same two moves with virsh alone
-(test_live_migration.py's domain) kept it alive. The console's tail is in
-the failure message.
+Seen once
+in the first runs: the guest stopped counting right after the second move
+(an oops in an RCU callback was reported, the log kept no trace); 140 later
+nova-driven moves did not repeat it, and the same two moves with virsh alone
+(test_live_migration.py's domain) kept it alive. After each move the whole
+console must hold no oops, BUG or call trace (``assert_no_oops``: the counter
+alone may still tick after a non-fatal oops); the console's tail, or the
+oops, is in the failure message. ``python -m tests.libvirt.soak`` repeats
+the moves in a loop beside this tier (its own namespaces and databases).
 """
 
 import os
@@ -122,15 +126,28 @@ def server(compute, server_id):
     return found
 
 
-def console(compute, server_id):
+def console(compute, server_id, length=200):
     response = compute.post('/servers/%s/action' % server_id,
-                            json={'os-getConsoleOutput': {'length': 200}})
+                            json={'os-getConsoleOutput': {'length': length}})
     assert response.status_code == 200, response.text
     return response.json()['output']
 
 
 def alive(text):
     return [int(n) for n in re.findall(r'^alive (\d+)\s*$', text, re.M)]
+
+
+#: What a guest kernel in trouble prints on its console.
+OOPS = re.compile(r'Oops|BUG:|Call Trace|Kernel panic|general protection fault')
+
+
+def assert_no_oops(compute, server_id, when):
+    """The guest's whole console holds no kernel oops, BUG or trace."""
+    text = console(compute, server_id, length=-1).replace('\r', '')
+    found = OOPS.search(text)
+    if found:
+        pytest.fail('guest kernel trouble %s:\n%s' % (
+            when, text[max(0, found.start() - 200):found.start() + 2000]), pytrace=False)
 
 
 def boot(nova, compute, host):
@@ -199,6 +216,7 @@ def test_live_migration_through_nova_api(nova):
     log('console after the move: host1 counted to %d, host2 shows %s (%.1f s after '
         'nova reported it done)' % (before[-1], after[-3:], took))
     assert MARKER not in text, 'the guest booted again on host2'
+    assert_no_oops(compute, server_id, 'after the move to %s' % host2.name)
     # nova cleaned the source up: no shared storage, the disk was copied.
     instance_dir = nova_hosts.NOVA_DIR + '/instances/' + server_id
     assert not os.path.exists(host1.path(instance_dir))
@@ -231,6 +249,7 @@ def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
             alive(console(compute, server_id))), timeout=60,
         detail=lambda: tail(compute, server_id))
     assert MARKER not in console(compute, server_id), 'the guest booted again on host1'
+    assert_no_oops(compute, server_id, 'after the move back to %s' % host1.name)
     domain = server(compute, server_id)['OS-EXT-SRV-ATTR:instance_name']
     assert host1.virsh('domstate', domain).stdout.strip() == 'running'
     assert domain not in host2.virsh('list', '--all', '--name').stdout.split()
