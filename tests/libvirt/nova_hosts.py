@@ -55,6 +55,7 @@ killed run is cleaned by the next.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -68,6 +69,13 @@ NAME = 'nova_drs_lv'
 NOVA_DIR = '/var/lib/libvirt/nova'  # as each host (and its nova-compute) sees it
 BURN = 40
 COMMAND_LINE = 'console=ttyS0 quiet drs_burn=%d' % BURN
+#: What a guest kernel in trouble prints on its console.
+OOPS = re.compile(r'Oops|BUG:|Call Trace|Kernel panic|general protection fault')
+
+
+def alive(text):
+    """The guest's ``alive N`` counters in ``text`` (its console), in order."""
+    return [int(n) for n in re.findall(r'^alive (\d+)\s*$', text, re.M)]
 MICROVERSION = '2.74'
 
 
@@ -187,22 +195,28 @@ class NovaLibvirtCloud:
 
     def register_guest(self, image):
         """aki + ari + ami (UEC-style); the ami's id is ``self.images['ami']``."""
+        for kind, path in (('aki', image.kernel), ('ari', image.initrd)):
+            with open(path, 'rb') as handle:
+                self.images[kind] = self._upload(
+                    {'name': 'drs-guest-' + kind, 'disk_format': kind,
+                     'container_format': kind, 'visibility': 'public'}, handle.read())
+        self.images['ami'] = self.register_machine('drs-guest-ami', COMMAND_LINE)
+
+    def register_machine(self, name, command_line, **properties):
+        """An ami booting the registered kernel and ramdisk with ``command_line``
+        (and image ``properties``); its id."""
+        body = {'name': name, 'disk_format': 'ami', 'container_format': 'ami',
+                'visibility': 'public', 'kernel_id': self.images['aki'],
+                'ramdisk_id': self.images['ari'], 'os_command_line': command_line}
+        body.update(properties)
+        return self._upload(body, b'\0' * (1024 * 1024))
+
+    def _upload(self, body, data):
         glance = self.cloud.client('image', raise_exc=True)
-        for kind, path in (('aki', image.kernel), ('ari', image.initrd), ('ami', None)):
-            body = {'name': 'drs-guest-' + kind, 'disk_format': kind,
-                    'container_format': kind, 'visibility': 'public'}
-            if kind == 'ami':
-                body.update(kernel_id=self.images['aki'], ramdisk_id=self.images['ari'],
-                            os_command_line=COMMAND_LINE)
-            created = glance.post('/v2/images', json=body).json()
-            if path is None:
-                data = b'\0' * (1024 * 1024)
-            else:
-                with open(path, 'rb') as handle:
-                    data = handle.read()
-            glance.put('/v2/images/%s/file' % created['id'], data=data,
-                       headers={'Content-Type': 'application/octet-stream'})
-            self.images[kind] = created['id']
+        created = glance.post('/v2/images', json=body).json()
+        glance.put('/v2/images/%s/file' % created['id'], data=data,
+                   headers={'Content-Type': 'application/octet-stream'})
+        return created['id']
 
     def compute(self):
         """nova's API as the admin, at the microversion the tests speak."""

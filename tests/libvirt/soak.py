@@ -31,14 +31,12 @@ made and the console the last host logged are kept in ``--out``.
 
 import argparse
 import os
-import re
 import sys
 import time
 
 from tests.libvirt import image as lvimage
 from tests.libvirt import nova_hosts
 
-OOPS = re.compile(r'Oops|BUG:|Call Trace|Kernel panic|general protection fault')
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -56,10 +54,6 @@ def console(host, server_id):
         return ''
 
 
-def alive(text):
-    return [int(n) for n in re.findall(r'^alive (\d+)\s*$', text, re.M)]
-
-
 def wait(what, probe, timeout):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -72,16 +66,9 @@ def wait(what, probe, timeout):
 
 def register(nova, args):
     """An ami like nova_hosts.register_guest's, with this run's command line and properties."""
-    glance = nova.cloud.client('image', raise_exc=True)
-    body = {'name': 'drs-guest-soak', 'disk_format': 'ami', 'container_format': 'ami',
-            'visibility': 'public', 'kernel_id': nova.images['aki'],
-            'ramdisk_id': nova.images['ari'],
-            'os_command_line': ' '.join([nova_hosts.COMMAND_LINE] + args.cmdline)}
-    body.update(item.split('=', 1) for item in args.property)
-    created = glance.post('/v2/images', json=body).json()
-    glance.put('/v2/images/%s/file' % created['id'], data=b'\0' * (1024 * 1024),
-               headers={'Content-Type': 'application/octet-stream'})
-    return created['id']
+    return nova.register_machine('drs-guest-soak',
+                                 ' '.join([nova_hosts.COMMAND_LINE] + args.cmdline),
+                                 **dict(item.split('=', 1) for item in args.property))
 
 
 def state(compute, server_id):
@@ -101,12 +88,12 @@ def soak_one(nova, image_id, args, number):
         'name': 'drs-soak-%d' % number, 'imageRef': image_id, 'flavorRef': nova.cloud.flavor,
         'networks': 'none', 'host': hosts[0].name}}).json()['server']['id']
     wait('ACTIVE', lambda: state(compute, server_id)[0] == 'ACTIVE', 300)
-    wait('alive 2', lambda: 2 in alive(console(hosts[0], server_id)), 180)
+    wait('alive 2', lambda: 2 in nova_hosts.alive(console(hosts[0], server_id)), 180)
     domain = compute.get('/servers/%s' % server_id).json()['server'][
         'OS-EXT-SRV-ATTR:instance_name']
     with open(os.path.join(args.out, 'domain-%d.xml' % number), 'w') as handle:
         handle.write(hosts[0].virsh('dumpxml', domain).stdout)
-    where, last = 0, alive(console(hosts[0], server_id))[-1]
+    where, last = 0, nova_hosts.alive(console(hosts[0], server_id))[-1]
     for move in range(1, args.moves + 1):
         where, started = 1 - where, time.monotonic()
         compute.post('/servers/%s/action' % server_id, json={'os-migrateLive': {
@@ -117,17 +104,18 @@ def soak_one(nova, image_id, args, number):
         time.sleep(args.dwell)
         try:
             wait('counter', lambda host=hosts[where], seen=last: (
-                lambda c: c and c[-1] > seen)(alive(console(host, server_id))), 30)
+                lambda c: c and c[-1] > seen)(nova_hosts.alive(console(host, server_id))), 30)
         except RuntimeError:
             pass
         text = console(hosts[where], server_id)
-        if OOPS.search(text) or not alive(text) or alive(text)[-1] <= last:
+        counts = nova_hosts.alive(text)
+        if nova_hosts.OOPS.search(text) or not counts or counts[-1] <= last:
             time.sleep(3)
             with open(os.path.join(args.out, 'console-%d.txt' % number), 'w') as handle:
                 handle.write(console(hosts[where], server_id))
             log('server %d: TROUBLE after move %d (console in %s)' % (number, move, args.out))
             return move - 1
-        last = alive(text)[-1]
+        last = counts[-1]
         log('server %d: move %d to %s in %.1f s, alive %d' % (
             number, move, hosts[where].name, took, last))
     with open(os.path.join(args.out, 'console-%d.txt' % number), 'w') as handle:

@@ -57,7 +57,6 @@ the moves in a loop beside this tier (its own namespaces and databases).
 """
 
 import os
-import re
 import time
 
 import pymysql
@@ -133,18 +132,10 @@ def console(compute, server_id, length=200):
     return response.json()['output']
 
 
-def alive(text):
-    return [int(n) for n in re.findall(r'^alive (\d+)\s*$', text, re.M)]
-
-
-#: What a guest kernel in trouble prints on its console.
-OOPS = re.compile(r'Oops|BUG:|Call Trace|Kernel panic|general protection fault')
-
-
 def assert_no_oops(compute, server_id, when):
     """The guest's whole console holds no kernel oops, BUG or trace."""
     text = console(compute, server_id, length=-1).replace('\r', '')
-    found = OOPS.search(text)
+    found = nova_hosts.OOPS.search(text)
     if found:
         pytest.fail('guest kernel trouble %s:\n%s' % (
             when, text[max(0, found.start() - 200):found.start() + 2000]), pytrace=False)
@@ -161,9 +152,9 @@ def boot(nova, compute, host):
         compute, server_id)['status'] == 'ACTIVE', timeout=300)
     log('server %s ACTIVE on %s in %.1f s' % (server_id, host.name, took))
     text, took = wait_for('boot marker and alive 2 on the console', lambda: (
-        lambda out: out if MARKER in out and 2 in alive(out) else None)(
+        lambda out: out if MARKER in out and 2 in nova_hosts.alive(out) else None)(
             console(compute, server_id)), timeout=180, detail=lambda: tail(compute, server_id))
-    log('console: marker and counter after %.1f s more (%s)' % (took, alive(text)[-1]))
+    log('console: marker and counter after %.1f s more (%s)' % (took, nova_hosts.alive(text)[-1]))
     return server_id
 
 
@@ -195,7 +186,7 @@ def test_live_migration_through_nova_api(nova):
     host1, host2 = nova.hosts[0], nova.hosts[1]
     compute = nova.compute()
     server_id = boot(nova, compute, host1)
-    before = alive(console(compute, server_id))
+    before = nova_hosts.alive(console(compute, server_id))
     response = compute.post('/servers/%s/action' % server_id, json={
         'os-migrateLive': {'host': host2.name, 'block_migration': 'auto'}})
     assert response.status_code == 202, response.text
@@ -210,7 +201,7 @@ def test_live_migration_through_nova_api(nova):
 
     after, took = wait_for('alive counter going on after the move', lambda: (
         lambda counts: counts if counts and counts[-1] > before[-1] else None)(
-            alive(console(compute, server_id))), timeout=60,
+            nova_hosts.alive(console(compute, server_id))), timeout=60,
         detail=lambda: tail(compute, server_id))
     text = console(compute, server_id)
     log('console after the move: host1 counted to %d, host2 shows %s (%.1f s after '
@@ -235,7 +226,7 @@ def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
         'host': host2.name, 'driver': 'ipmi', 'mode': 'off',
         'options': nova.bmcs[host2.name]}})
     assert response.status_code == 200, response.text
-    before = alive(console(compute, server_id))
+    before = nova_hosts.alive(console(compute, server_id))
     response = drs.post('/loadbalancer/action', json={'suspend_host': {'host': host2.name}})
     assert response.status_code == 202, response.text
     migration, took = wait_for('ACTIVE on %s, second migration completed' % host1.name,
@@ -246,7 +237,7 @@ def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
             migration['updated_at']))
     after, _took = wait_for('alive counter going on after the second move', lambda: (
         lambda counts: counts if counts and counts[-1] > before[-1] else None)(
-            alive(console(compute, server_id))), timeout=60,
+            nova_hosts.alive(console(compute, server_id))), timeout=60,
         detail=lambda: tail(compute, server_id))
     assert MARKER not in console(compute, server_id), 'the guest booted again on host1'
     assert_no_oops(compute, server_id, 'after the move back to %s' % host1.name)
