@@ -191,21 +191,22 @@ def boot_spread(cloud, compute, prefix='drs-load', per_host=SERVERS_PER_HOST,
     return ids
 
 
-def opt_in(compute, automation='automatic'):
-    """Put the computes in a power_saving DRS cluster, as an operator would:
+def opt_in(compute, automation='automatic', hosts=minicloud.COMPUTES, **metadata):
+    """Put ``hosts`` in a power_saving DRS cluster, as an operator would:
     hosts outside every drs_policy aggregate are left alone (default_policy none).
-    ``automation``: the cluster's ``drs_automation``."""
+    ``automation``: the cluster's ``drs_automation``; ``metadata``: more keys
+    of the cluster's aggregate (e.g. ``high_utilization``)."""
     name = 'drs-cluster'
     found = [a for a in ok(compute.get('/os-aggregates'))['aggregates'] if a['name'] == name]
     aggregate = found[0] if found else ok(compute.post('/os-aggregates', json={
         'aggregate': {'name': name}}))['aggregate']
-    for host in minicloud.COMPUTES:
+    for host in hosts:
         if host not in (aggregate.get('hosts') or ()):
             aggregate = ok(compute.post('/os-aggregates/%s/action' % aggregate['id'], json={
                 'add_host': {'host': host}}))['aggregate']
+    metadata.update(drs_policy='power_saving', drs_automation=automation)
     ok(compute.post('/os-aggregates/%s/action' % aggregate['id'], json={
-        'set_metadata': {'metadata': {'drs_policy': 'power_saving',
-                                      'drs_automation': automation}}}))
+        'set_metadata': {'metadata': metadata}}))
 
 
 def require_daemon(cloud):

@@ -11,14 +11,18 @@
 # under the License.
 
 """The libvirt tier: real libvirtd hosts in namespaces on this machine (hosts.py),
-then nova-compute's libvirt driver on them under the mini-cloud (nova_hosts.py)."""
+then nova-compute's libvirt driver on them under the mini-cloud (nova_hosts.py),
+one for the whole session (``nova``)."""
 
 import os
 
 import pytest
 
+from tests.libvirt import bmc as lvbmc
+from tests.libvirt import guests
 from tests.libvirt import hosts as lvhosts
 from tests.libvirt import image as lvimage
+from tests.libvirt import nova_hosts
 
 STATE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'state', 'libvirt')
@@ -41,3 +45,21 @@ def image():
                                   log=lambda line: print('libvirt: ' + line, flush=True)).build()
     except lvimage.ImageError as exc:
         pytest.fail('guest image: %s' % exc, pytrace=False)
+
+
+@pytest.fixture(scope='session')
+def nova(image):
+    """Hosts, control plane, libvirt computes and their BMCs, shared by the
+    modules that go through nova (in file order: each leaves every host
+    active); all gone after."""
+    cloud = nova_hosts.NovaLibvirtCloud(STATE, log=guests.log)
+    try:
+        cloud.up(image)
+    except (lvhosts.HostsError, nova_hosts.NovaHostsError,
+            nova_hosts.minicloud.CloudError) as exc:
+        pytest.fail(str(exc), pytrace=False)
+    cloud.bmcs = lvbmc.start(cloud)
+    try:
+        yield cloud
+    finally:
+        cloud.down()

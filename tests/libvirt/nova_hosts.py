@@ -67,8 +67,15 @@ from tests.libvirt import hosts as lvhosts
 
 NAME = 'nova_drs_lv'
 NOVA_DIR = '/var/lib/libvirt/nova'  # as each host (and its nova-compute) sees it
+#: The guest's default burn (percent of its one vCPU).
 BURN = 40
-COMMAND_LINE = 'console=ttyS0 quiet drs_burn=%d' % BURN
+
+
+def command_line(burn=BURN):
+    """The kernel command line of a guest burning ``burn`` % (image.py reads it)."""
+    return 'console=ttyS0 quiet drs_burn=%d' % burn
+
+
 #: What a guest kernel in trouble prints on its console.
 OOPS = re.compile(r'Oops|BUG:|Call Trace|Kernel panic|general protection fault')
 
@@ -76,6 +83,8 @@ OOPS = re.compile(r'Oops|BUG:|Call Trace|Kernel panic|general protection fault')
 def alive(text):
     """The guest's ``alive N`` counters in ``text`` (its console), in order."""
     return [int(n) for n in re.findall(r'^alive (\d+)\s*$', text, re.M)]
+
+
 MICROVERSION = '2.74'
 
 
@@ -84,7 +93,12 @@ class NovaHostsError(Exception):
 
 
 def ensure_libvirt_python(log=print):
-    """``pip install libvirt-python`` into the cloud venv unless it imports there."""
+    """``pip install libvirt-python`` into the cloud venv unless it imports there.
+
+    The venv is built first when missing (a clean clone): the control plane's
+    own start would build it only after this step.
+    """
+    minicloud.ensure_venv(log)
     python = os.path.join(minicloud.BIN, 'python')
     if subprocess.run([python, '-c', 'import libvirt'], capture_output=True).returncode == 0:
         return
@@ -194,13 +208,22 @@ class NovaLibvirtCloud:
                              % (timeout, self.cloud.logs))
 
     def register_guest(self, image):
-        """aki + ari + ami (UEC-style); the ami's id is ``self.images['ami']``."""
+        """aki + ari (UEC-style) and the ami of the default burn; amis of
+        other burns are registered on first use (``machine``)."""
         for kind, path in (('aki', image.kernel), ('ari', image.initrd)):
             with open(path, 'rb') as handle:
                 self.images[kind] = self._upload(
                     {'name': 'drs-guest-' + kind, 'disk_format': kind,
                      'container_format': kind, 'visibility': 'public'}, handle.read())
-        self.images['ami'] = self.register_machine('drs-guest-ami', COMMAND_LINE)
+        self.machine(BURN)
+
+    def machine(self, burn):
+        """The id of the ami whose guest burns ``burn`` % of its vCPU."""
+        key = 'ami-%d' % burn
+        if key not in self.images:
+            self.images[key] = self.register_machine(
+                'drs-guest-' + key, command_line(burn))
+        return self.images[key]
 
     def register_machine(self, name, command_line, **properties):
         """An ami booting the registered kernel and ramdisk with ``command_line``

@@ -67,7 +67,7 @@ def wait(what, probe, timeout):
 def register(nova, args):
     """An ami like nova_hosts.register_guest's, with this run's command line and properties."""
     return nova.register_machine('drs-guest-soak',
-                                 ' '.join([nova_hosts.COMMAND_LINE] + args.cmdline),
+                                 ' '.join([nova_hosts.command_line()] + args.cmdline),
                                  **dict(item.split('=', 1) for item in args.property))
 
 

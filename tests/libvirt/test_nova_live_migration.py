@@ -63,155 +63,38 @@ import pymysql
 import pytest
 
 from tests.integration import cloud as minicloud
-from tests.libvirt import bmc as lvbmc
-from tests.libvirt import hosts as lvhosts
+from tests.libvirt import guests
 from tests.libvirt import nova_hosts
+from tests.libvirt.guests import log
+from tests.libvirt.guests import wait_for
 
 pytestmark = pytest.mark.libvirt
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STATE = os.path.join(REPO, 'state', 'libvirt')
-MARKER = 'DRS-GUEST-READY burn=%d' % nova_hosts.BURN
 MOVED = {}
 #: How far nova-drs's statistics may be from the burn the guest was asked for.
 BURN_TOLERANCE = 10
 
 
-def log(line):
-    print('libvirt/nova: ' + line, flush=True)
-
-
-@pytest.fixture(scope='module')
-def nova(image):
-    """Hosts, control plane and libvirt computes for the module; all gone after."""
-    cloud = nova_hosts.NovaLibvirtCloud(STATE, log=log)
-    try:
-        cloud.up(image)
-    except (lvhosts.HostsError, nova_hosts.NovaHostsError,
-            nova_hosts.minicloud.CloudError) as exc:
-        pytest.fail(str(exc), pytrace=False)
-    cloud.bmcs = lvbmc.start(cloud)
-    try:
-        yield cloud
-    finally:
-        cloud.down()
-
-
-def wait_for(what, probe, timeout, detail=None):
-    """Poll ``probe`` until it returns something true; that and the seconds it took.
-
-    ``detail()``, when given, is added to the failure message (the console's tail).
-    """
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        found = probe()
-        if found:
-            return found, time.monotonic() - started
-        time.sleep(1)
-    pytest.fail('%s: not within %d s%s' % (what, timeout, (
-        '; console ends:\n' + detail()) if detail else ''), pytrace=False)
-
-
-def tail(compute, server_id, lines=12):
-    """The last lines of the server's console, for a failure message."""
-    return '\n'.join(console(compute, server_id).replace('\r', '').splitlines()[-lines:])
-
-
-def server(compute, server_id):
-    response = compute.get('/servers/%s' % server_id)
-    assert response.status_code == 200, response.text
-    found = response.json()['server']
-    assert found['status'] != 'ERROR', found.get('fault')
-    return found
-
-
-def console(compute, server_id, length=200):
-    response = compute.post('/servers/%s/action' % server_id,
-                            json={'os-getConsoleOutput': {'length': length}})
-    assert response.status_code == 200, response.text
-    return response.json()['output']
-
-
-def assert_no_oops(compute, server_id, when):
-    """The guest's whole console holds no kernel oops, BUG or trace."""
-    text = console(compute, server_id, length=-1).replace('\r', '')
-    found = nova_hosts.OOPS.search(text)
-    if found:
-        pytest.fail('guest kernel trouble %s:\n%s' % (
-            when, text[max(0, found.start() - 200):found.start() + 2000]), pytrace=False)
-
-
-def boot(nova, compute, host):
-    """A server on ``host`` (admin ``host`` field), ACTIVE and counting on its console."""
-    response = compute.post('/servers', json={'server': {
-        'name': 'drs-lv-guest', 'imageRef': nova.images['ami'],
-        'flavorRef': nova.cloud.flavor, 'networks': 'none', 'host': host.name}})
-    assert response.status_code == 202, response.text
-    server_id = response.json()['server']['id']
-    _found, took = wait_for('server ACTIVE', lambda: server(
-        compute, server_id)['status'] == 'ACTIVE', timeout=300)
-    log('server %s ACTIVE on %s in %.1f s' % (server_id, host.name, took))
-    text, took = wait_for('boot marker and alive 2 on the console', lambda: (
-        lambda out: out if MARKER in out and 2 in nova_hosts.alive(out) else None)(
-            console(compute, server_id)), timeout=180, detail=lambda: tail(compute, server_id))
-    log('console: marker and counter after %.1f s more (%s)' % (took, nova_hosts.alive(text)[-1]))
-    return server_id
-
-
-def migration_done(compute, server_id, destination, count=1):
-    """The server's ``count``-th completed live migration, once nova shows it
-    ACTIVE on ``destination``.
-
-    A failed one fails the test at once (nova puts the server back ACTIVE
-    on its source).
-    """
-    response = compute.get('/os-migrations?instance_uuid=%s' % server_id)
-    assert response.status_code == 200, response.text
-    migrations = [m for m in response.json()['migrations']
-                  if m['migration_type'] == 'live-migration']
-    failed = [m for m in migrations if m['status'] in ('error', 'failed', 'cancelled')]
-    if failed:
-        pytest.fail('live migration %s: %s (see the nova-compute logs)'
-                    % (failed[0]['id'], failed[0]['status']), pytrace=False)
-    current = server(compute, server_id)
-    done = sorted((m for m in migrations if m['status'] == 'completed'),
-                  key=lambda m: m['id'])
-    if len(done) >= count and current['status'] == 'ACTIVE' and \
-            current['OS-EXT-SRV-ATTR:host'] == destination.name:
-        return done[-1]
-    return None
-
-
 def test_live_migration_through_nova_api(nova):
     host1, host2 = nova.hosts[0], nova.hosts[1]
     compute = nova.compute()
-    server_id = boot(nova, compute, host1)
-    before = nova_hosts.alive(console(compute, server_id))
+    server_id = guests.boot(nova, compute, host1)
+    before = nova_hosts.alive(guests.console(compute, server_id))
     response = compute.post('/servers/%s/action' % server_id, json={
         'os-migrateLive': {'host': host2.name, 'block_migration': 'auto'}})
     assert response.status_code == 202, response.text
     migration, took = wait_for('ACTIVE on %s, migration completed' % host2.name,
-                               lambda: migration_done(compute, server_id, host2), 600)
+                               lambda: guests.migration_done(compute, server_id, host2), 600)
     log('live migration %s -> %s through nova (block_migration auto): %.1f s '
         '(migration %s: %s -> %s)' % (host1.name, host2.name, took, migration['id'],
                                       migration['created_at'], migration['updated_at']))
-    domain = server(compute, server_id)['OS-EXT-SRV-ATTR:instance_name']
-    assert host2.virsh('domstate', domain).stdout.strip() == 'running'
-    assert domain not in host1.virsh('list', '--all', '--name').stdout.split()
-
-    after, took = wait_for('alive counter going on after the move', lambda: (
-        lambda counts: counts if counts and counts[-1] > before[-1] else None)(
-            nova_hosts.alive(console(compute, server_id))), timeout=60,
-        detail=lambda: tail(compute, server_id))
-    text = console(compute, server_id)
-    log('console after the move: host1 counted to %d, host2 shows %s (%.1f s after '
-        'nova reported it done)' % (before[-1], after[-3:], took))
-    assert MARKER not in text, 'the guest booted again on host2'
-    assert_no_oops(compute, server_id, 'after the move to %s' % host2.name)
+    after = guests.goes_on(compute, server_id, before[-1], nova_hosts.BURN,
+                           'after the move to %s' % host2.name)
+    log('console after the move: host1 counted to %d, host2 shows %s'
+        % (before[-1], after[-3:]))
     # nova cleaned the source up: no shared storage, the disk was copied.
-    instance_dir = nova_hosts.NOVA_DIR + '/instances/' + server_id
-    assert not os.path.exists(host1.path(instance_dir))
-    assert os.path.exists(host2.path(instance_dir + '/disk'))
+    guests.runs_only_on(nova, compute, server_id, host2)
+    assert os.path.exists(host2.path(nova_hosts.NOVA_DIR + '/instances/%s/disk' % server_id))
     MOVED['server'] = server_id
 
 
@@ -226,32 +109,25 @@ def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
         'host': host2.name, 'driver': 'ipmi', 'mode': 'off',
         'options': nova.bmcs[host2.name]}})
     assert response.status_code == 200, response.text
-    before = nova_hosts.alive(console(compute, server_id))
+    before = nova_hosts.alive(guests.console(compute, server_id))
     response = drs.post('/loadbalancer/action', json={'suspend_host': {'host': host2.name}})
     assert response.status_code == 202, response.text
     migration, took = wait_for('ACTIVE on %s, second migration completed' % host1.name,
-                               lambda: migration_done(compute, server_id, host1, 2), 300)
+                               lambda: guests.migration_done(compute, server_id, host1, 2), 300)
     log('nova-loadbalancer: suspend_host %s -> guest on %s, migration %s completed '
         '%.1f s after the request (%s -> %s)' % (
             host2.name, host1.name, migration['id'], took, migration['created_at'],
             migration['updated_at']))
-    after, _took = wait_for('alive counter going on after the second move', lambda: (
-        lambda counts: counts if counts and counts[-1] > before[-1] else None)(
-            nova_hosts.alive(console(compute, server_id))), timeout=60,
-        detail=lambda: tail(compute, server_id))
-    assert MARKER not in console(compute, server_id), 'the guest booted again on host1'
-    assert_no_oops(compute, server_id, 'after the move back to %s' % host1.name)
-    domain = server(compute, server_id)['OS-EXT-SRV-ATTR:instance_name']
-    assert host1.virsh('domstate', domain).stdout.strip() == 'running'
-    assert domain not in host2.virsh('list', '--all', '--name').stdout.split()
-    assert not os.path.exists(host2.path(nova_hosts.NOVA_DIR + '/instances/' + server_id))
+    after = guests.goes_on(compute, server_id, before[-1], nova_hosts.BURN,
+                           'after the move back to %s' % host1.name)
+    guests.runs_only_on(nova, compute, server_id, host1)
     log('console: host2 counted to %d, host1 goes on %s' % (before[-1], after[-3:]))
     MOVED['back'] = migration['updated_at'].replace('T', ' ').split('.')[0]
     _state, took = wait_for('%s suspended' % host2.name,
                             lambda: _drs_state(drs, host2.name) == 'suspended', 180)
     log('%s suspended over IPMI %.1f s after the move' % (host2.name, took))
     assert host2.pid is None, 'its libvirtd still runs'
-    assert 'nova-compute-' + host2.name not in nova.cloud.running()
+    assert 'nova-compute-' + host2.name in nova.cloud.failed()
 
 
 def _drs_state(drs, host):

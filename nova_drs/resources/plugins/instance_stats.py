@@ -14,10 +14,14 @@
 
 import time
 
+from nova import exception as nova_exception
+from oslo_log import log as logging
 from oslo_utils import timeutils
 
 from nova_drs.resources import base
 from nova_drs.resources import counters
+
+LOG = logging.getLogger(__name__)
 
 
 def _field(obj, name):
@@ -33,7 +37,14 @@ class InstanceStats(base.ComputeResourcePlugin):
     period and the vCPU count (see ``counters.cpu_percent`` for wrap-around,
     restarts and resizes). Memory is what the driver reports in use, else
     the flavor's memory. Disk I/O is read plus write requests of all disks,
-    reported as a rate. Instances the driver cannot describe are left out.
+    reported as a rate.
+
+    Instances the driver cannot describe yet or any more are left out of
+    the period, quietly: one nova has not launched (building: libvirt
+    computes the diagnostics' uptime from ``launched_at`` and fails without
+    it), and one whose domain left between nova's listing and the sample
+    (a live migration completing: ``InstanceNotFound``). Both happen every
+    day on a busy host; an ERROR each time would hide the real ones.
     """
 
     def __init__(self, clock=time.monotonic):
@@ -50,8 +61,16 @@ class InstanceStats(base.ComputeResourcePlugin):
         self._previous.pop(usage.uuid, None)
 
     def add_instance(self, usage):
+        if _field(usage.instance, 'launched_at') is None:
+            LOG.debug('instance_stats: %s not launched yet, not sampled', usage.uuid)
+            return
         now = self._clock()
-        diagnostics = self._driver.get_instance_diagnostics(usage.instance)
+        try:
+            diagnostics = self._driver.get_instance_diagnostics(usage.instance)
+        except nova_exception.InstanceNotFound:
+            LOG.debug('instance_stats: %s left this host, not sampled', usage.uuid)
+            self._previous.pop(usage.uuid, None)
+            return
         cpu_time = sum(_field(cpu, 'time') or 0 for cpu in diagnostics.cpu_details)
         requests = sum((_field(disk, 'read_requests') or 0) +
                        (_field(disk, 'write_requests') or 0)
