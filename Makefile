@@ -144,9 +144,11 @@ deploy-check: venv
 # nova_drs_lv_*, vhost and state dir, beside the integration tier's) with one
 # nova-compute running nova's libvirt driver per host (nova_hosts.py): a
 # server moves through nova's API and through nova-loadbalancer's suspend_host
-# with the guest alive (test_nova_live_migration.py). Needs root, MariaDB and
-# RabbitMQ; tools/ensure-libvirt.sh installs the Debian packages, libvirt-python
-# goes into .venv-cloud. Not in `make test` (issue 30).
+# with the guest alive (test_nova_live_migration.py); the daemon's own
+# consolidate -> suspend -> wake -> rebalance from the guests' measured burn
+# (test_nova_loadbalancer_cycle.py). Needs root, MariaDB and RabbitMQ;
+# tools/ensure-libvirt.sh installs the Debian packages, libvirt-python goes
+# into .venv-cloud. Not in `make test`: its 6-8 minutes exceed the budget.
 libvirt: venv services
 	tools/ensure-libvirt.sh
 	$(IN_TMPFS) $(PYTEST) -s tests/libvirt

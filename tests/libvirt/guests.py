@@ -83,12 +83,13 @@ def assert_no_oops(compute, server_id, when):
             when, text[max(0, found.start() - 200):found.start() + 2000]), pytrace=False)
 
 
-def boot(nova, compute, host, burn=nova_hosts.BURN, name='drs-lv-guest'):
+def boot(nova, compute, host, burn=nova_hosts.BURN, name='drs-lv-guest', flavor=None):
     """A server burning ``burn`` % on ``host`` (admin ``host`` field), ACTIVE
-    and counting on its console; its id."""
+    and counting on its console; its id. ``flavor``: the cloud's 128 MiB one
+    unless given."""
     response = compute.post('/servers', json={'server': {
         'name': name, 'imageRef': nova.machine(burn),
-        'flavorRef': nova.cloud.flavor, 'networks': 'none', 'host': host.name}})
+        'flavorRef': flavor or nova.cloud.flavor, 'networks': 'none', 'host': host.name}})
     assert response.status_code == 202, response.text
     server_id = response.json()['server']['id']
     _found, took = wait_for('server ACTIVE', lambda: server(

@@ -143,8 +143,9 @@ def test_overload_wakes_the_libvirt_host_and_rebalances(nova):
     moved, took = wait_for('a guest moved onto %s' % emptied.name, lambda: [
         s for s in everyone if guests.migration_done(compute, s, emptied)
         and _moved_since(compute, s, started_at)], 240)
-    log('rebalance: %s moved %s -> %s, completed %.1f s after the wake'
-        % (moved, kept.name, emptied.name, time.monotonic() - woke))
+    log('rebalance: %s moved %s -> %s, completed %.1f s after the wake' % (
+        [guests.server(compute, s)['name'] for s in moved], kept.name, emptied.name,
+        time.monotonic() - woke))
     wait_for('migrations settled', lambda: not any(
         s['OS-EXT-STS:task_state'] for s in scenario.list_servers(drs, None)), 60)
     # One move relieves the host (which one is the policy's: the smallest
