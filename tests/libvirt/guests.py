@@ -146,6 +146,23 @@ def migration_done(compute, server_id, destination, count=1):
     return None
 
 
+def live_migrate(compute, server_id, source, destination, what='the guest'):
+    """nova's live migration of the server to ``destination`` (``block_migration:
+    auto``: a block migration here), waited for until ACTIVE there; the last
+    count seen before it and the completed migration."""
+    before = nova_hosts.alive(console(compute, server_id))[-1]
+    response = compute.post('/servers/%s/action' % server_id, json={
+        'os-migrateLive': {'host': destination.name, 'block_migration': 'auto'}})
+    assert response.status_code == 202, response.text
+    migration, took = wait_for('ACTIVE on %s, migration completed' % destination.name,
+                               lambda: migration_done(compute, server_id, destination), 600)
+    log('live migration of %s %s -> %s through nova (block_migration auto): %.1f s from '
+        'the request (migration %s: %s -> %s)' % (
+            what, source.name, destination.name, took, migration['id'],
+            migration['created_at'], migration['updated_at']))
+    return before, migration
+
+
 def runs_only_on(nova, compute, server_id, host):
     """libvirt agrees with nova: the domain runs on ``host``, on no other host,
     and no other host keeps its instance dir (no shared storage: nova removes it)."""

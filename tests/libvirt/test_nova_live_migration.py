@@ -86,19 +86,10 @@ def test_live_migration_through_nova_api(nova):
     host1, host2 = nova.hosts[0], nova.hosts[1]
     compute = nova.compute()
     server_id = guests.boot(nova, compute, host1)
-    before = nova_hosts.alive(guests.console(compute, server_id))
-    response = compute.post('/servers/%s/action' % server_id, json={
-        'os-migrateLive': {'host': host2.name, 'block_migration': 'auto'}})
-    assert response.status_code == 202, response.text
-    migration, took = wait_for('ACTIVE on %s, migration completed' % host2.name,
-                               lambda: guests.migration_done(compute, server_id, host2), 600)
-    log('live migration %s -> %s through nova (block_migration auto): %.1f s '
-        '(migration %s: %s -> %s)' % (host1.name, host2.name, took, migration['id'],
-                                      migration['created_at'], migration['updated_at']))
-    after = guests.goes_on(compute, server_id, before[-1], nova_hosts.BURN,
+    before, _migration = guests.live_migrate(compute, server_id, host1, host2)
+    after = guests.goes_on(compute, server_id, before, nova_hosts.BURN,
                            'after the move to %s' % host2.name)
-    log('console after the move: host1 counted to %d, host2 shows %s'
-        % (before[-1], after[-3:]))
+    log('console after the move: host1 counted to %d, host2 shows %s' % (before, after[-3:]))
     # nova cleaned the source up: no shared storage, the disk was copied.
     guests.runs_only_on(nova, compute, server_id, host2)
     assert os.path.exists(host2.path(nova_hosts.NOVA_DIR + '/instances/%s/disk' % server_id))
@@ -206,16 +197,9 @@ def test_live_migration_time_per_guest_size(nova, ram_mb):
     assert response.status_code == 200, response.text
     server_id = guests.boot(nova, compute, host1, name='drs-lv-%dm' % ram_mb,
                             flavor=response.json()['flavor']['id'])
-    before = nova_hosts.alive(guests.console(compute, server_id))
-    response = compute.post('/servers/%s/action' % server_id, json={
-        'os-migrateLive': {'host': host2.name, 'block_migration': 'auto'}})
-    assert response.status_code == 202, response.text
-    migration, took = wait_for('ACTIVE on %s, migration completed' % host2.name,
-                               lambda: guests.migration_done(compute, server_id, host2), 600)
-    log('live migration of a %d MiB guest %s -> %s through nova: %.1f s from the request '
-        '(migration %s: %s -> %s)' % (ram_mb, host1.name, host2.name, took, migration['id'],
-                                      migration['created_at'], migration['updated_at']))
-    guests.goes_on(compute, server_id, before[-1], nova_hosts.BURN,
+    before, _migration = guests.live_migrate(compute, server_id, host1, host2,
+                                             'a %d MiB guest' % ram_mb)
+    guests.goes_on(compute, server_id, before, nova_hosts.BURN,
                    'after the move to %s' % host2.name)
     guests.runs_only_on(nova, compute, server_id, host2)
     assert compute.delete('/servers/%s' % server_id).status_code == 204
