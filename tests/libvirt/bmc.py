@@ -77,16 +77,14 @@ class LibvirtChassis:
 
 def start(nova):
     """One BMC per host of ``nova``, served by one thread until the process
-    ends (pyghmi's server sessions are global to the process); {host name:
-    the shipped ``ipmi`` driver's options towards its BMC}."""
-    options, servers = {}, []
+    ends (pyghmi's server sessions are global to the process), entered in the
+    cloud's own table of BMCs: ``nova.cloud.bmc_options(host, 'ipmi')`` gives
+    the shipped driver's options towards it, and ``power_status`` (the shared
+    invariant check) reads it."""
+    servers = []
     for host in nova.hosts:
         port = minicloud._free_udp_port()
         servers.append(minicloud_bmc.ipmi_server(LibvirtChassis(nova, host), port,
                                                  USER, PASSWORD))
-        # The cloud's own table of BMCs: its bmc_options and power_status
-        # (the shared invariant check) then reach this one.
         nova.cloud.bmcs['ipmi'][host.name] = port
-        options[host.name] = nova.cloud.bmc_options(host.name, 'ipmi')
     threading.Thread(target=servers[0].listen, name='libvirt-bmcs', daemon=True).start()
-    return options

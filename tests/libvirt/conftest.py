@@ -58,7 +58,7 @@ def nova(image):
     except (lvhosts.HostsError, nova_hosts.NovaHostsError,
             nova_hosts.minicloud.CloudError) as exc:
         pytest.fail(str(exc), pytrace=False)
-    cloud.bmcs = lvbmc.start(cloud)
+    lvbmc.start(cloud)
     try:
         yield cloud
     finally:

@@ -225,12 +225,12 @@ class NovaLibvirtCloud:
                 'drs-guest-' + key, command_line(burn))
         return self.images[key]
 
-    def register_machine(self, name, command_line, **properties):
-        """An ami booting the registered kernel and ramdisk with ``command_line``
+    def register_machine(self, name, kernel_args, **properties):
+        """An ami booting the registered kernel and ramdisk with ``kernel_args``
         (and image ``properties``); its id."""
         body = {'name': name, 'disk_format': 'ami', 'container_format': 'ami',
                 'visibility': 'public', 'kernel_id': self.images['aki'],
-                'ramdisk_id': self.images['ari'], 'os_command_line': command_line}
+                'ramdisk_id': self.images['ari'], 'os_command_line': kernel_args}
         body.update(properties)
         return self._upload(body, b'\0' * (1024 * 1024))
 

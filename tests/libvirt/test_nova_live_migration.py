@@ -105,7 +105,7 @@ def test_nova_loadbalancer_live_migrates_the_guest_off_a_host(nova):
     # The shipped ipmi driver towards host 2's virtual BMC (bmc.py).
     response = drs.post('/loadbalancer/action', json={'set_power': {
         'host': host2.name, 'driver': 'ipmi', 'mode': 'off',
-        'options': nova.bmcs[host2.name]}})
+        'options': nova.cloud.bmc_options(host2.name, 'ipmi')}})
     assert response.status_code == 200, response.text
     before = nova_hosts.alive(guests.console(compute, server_id))
     response = drs.post('/loadbalancer/action', json={'suspend_host': {'host': host2.name}})
