@@ -21,8 +21,10 @@ from one queue (the largest first, so no long file starts last), each file
 in its own ``python -m pytest`` process. The tests already isolate: each
 makes its own database and state directory.
 
-One line per file as it ends; a failing file's whole output; a summary with
-the slowest files. Exit status 1 if any file failed, 2 on bad arguments.
+One line per file as it ends; a failing file's output without the INFO,
+DEBUG and WARNING lines nova's fixtures capture into every failure (its
+whole output goes to state/test-shards/, named after the file); a summary
+with the slowest files. Exit status 1 if any file failed, 2 on bad arguments.
 
 Usage: tools/test-shards.py [--jobs N] PATH... [-- PYTEST_ARGS...]
 """
@@ -30,6 +32,7 @@ Usage: tools/test-shards.py [--jobs N] PATH... [-- PYTEST_ARGS...]
 import argparse
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -51,6 +54,23 @@ def test_files(paths):
             found += [os.path.join(root, name) for name in files
                       if name.startswith('test_') and name.endswith('.py')]
     return sorted(found, key=lambda name: (-os.path.getsize(name), name))
+
+
+FULL_OUTPUT_DIR = os.path.join('state', 'test-shards')
+#: A log line nova's StandardLogging fixture captured (testtools detail).
+_QUIET_LOG_LINE = re.compile(r'^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING) ')
+
+
+def _failure_report(name, output):
+    """The failing file's output with its captured chatter left out, and where the rest is."""
+    os.makedirs(FULL_OUTPUT_DIR, exist_ok=True)
+    path = os.path.join(FULL_OUTPUT_DIR, name.replace(os.sep, '.') + '.log')
+    with open(path, 'w') as full:
+        full.write(output)
+    kept = [line for line in output.splitlines() if not _QUIET_LOG_LINE.match(line)]
+    dropped = len(output.splitlines()) - len(kept)
+    return '%s\n(%d captured DEBUG/INFO/WARNING log lines left out; whole output: %s)' % (
+        '\n'.join(kept), dropped, path)
 
 
 def _summary_line(output):
@@ -83,7 +103,7 @@ def run(files, jobs, pytest_args):
                 print('%s %-60s %6.1f s  %s' % ('FAIL' if failed else 'ok  ', name, elapsed,
                                                _summary_line(output)), flush=True)
                 if failed:
-                    print(output, flush=True)
+                    print(_failure_report(name, output), flush=True)
 
     threads = [threading.Thread(target=worker) for _ in range(jobs)]
     for thread in threads:

@@ -25,9 +25,11 @@ import inspect
 import os
 import sys
 import tempfile
+import time
 
 from nova.tests.functional import fixtures as func_fixtures
 from nova.tests.functional import integrated_helpers
+from nova.tests.functional.api import client
 from oslo_config import cfg
 from oslo_messaging import opts as messaging_opts
 
@@ -153,6 +155,41 @@ class DrsFunctionalTestCase(DrsSetupMixin, integrated_helpers._IntegratedTestBas
         for host in self.COMPUTE_HOSTS:
             self._start_compute(host)
         return self.computes[self.COMPUTE_HOSTS[0]]
+
+    def wait_for_migration_status(self, server, statuses, timeout=60):
+        """The server's newest migration once in one of ``statuses``.
+
+        nova lists a server's migrations newest first (microversion 2.59).
+        nova's ``_wait_for_migration_status`` gives up after 5 s, which a
+        loaded CI machine (the integration tier alongside) can exceed before
+        a live migration is even running.
+        """
+        deadline = time.monotonic() + timeout
+        seen = None
+        while time.monotonic() < deadline:
+            migrations = self.admin_api.api_get(
+                '/os-migrations?instance_uuid=%s' % server['id']).body['migrations']
+            if migrations:
+                seen = migrations[0]['status']
+                if seen in statuses:
+                    return migrations[0]
+            time.sleep(0.2)
+        self.fail('migration of %s not in %s within %d s (last: %s)'
+                  % (server['id'], statuses, timeout, seen))
+
+    def complete_live_migration(self, server):
+        """Force the server's live migration to complete; its migration record.
+
+        FakeLiveMigrateDriver keeps a live migration running until forced, or
+        for 5 s: a loaded machine may see it completed already.
+        """
+        newest = self.wait_for_migration_status(server, ['running', 'completed'])
+        if newest['status'] == 'running':
+            try:
+                self.api.force_complete_migration(server['id'], newest['id'])
+            except client.OpenStackApiException as error:
+                self.assertEqual(400, error.response.status_code)  # completed meanwhile
+        return self.wait_for_migration_status(server, ['completed'])
 
     def server_host(self, server_id):
         server = self.admin_api.get_server(server_id)

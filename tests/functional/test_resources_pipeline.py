@@ -186,12 +186,9 @@ class TestComputeUnits(ResourcesTestCase):
         return server
 
     def live_migrate(self, server, host):
-        # FakeLiveMigrateDriver keeps a live migration running until forced.
         self.api.post_server_action(server['id'], {'os-migrateLive': {
             'host': host, 'block_migration': 'auto'}})
-        migration = self._wait_for_migration_status(server, ['running'])
-        self.api.force_complete_migration(server['id'], migration['id'])
-        self._wait_for_migration_status(server, ['completed'])
+        self.complete_live_migration(server)
         self._wait_for_server_parameter(
             server, {'OS-EXT-SRV-ATTR:host': host, 'status': 'ACTIVE'})
 

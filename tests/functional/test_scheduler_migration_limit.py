@@ -61,13 +61,12 @@ class MigrationLimitFilterTest(base.DrsFunctionalTestCase):
         release = self.hold_live_migrations_from('host1')
         self.api.post_server_action(held['id'], {'os-migrateLive': {
             'host': 'host2', 'block_migration': 'auto'}})
-        self._wait_for_migration_status(held, ['running'])  # arriving on host2
+        self.wait_for_migration_status(held, ['running'])  # arriving on host2
 
         self.api.post_server_action(mover['id'], {'os-migrateLive': {
             'host': None, 'block_migration': 'auto'}})
-        migration = self._wait_for_migration_status(mover, ['running'])
+        migration = self.complete_live_migration(mover)
         self.assertEqual('host1', migration['dest_compute'])
-        self.api.force_complete_migration(mover['id'], migration['id'])
         self._wait_for_server_parameter(
             mover, {'OS-EXT-SRV-ATTR:host': 'host1', 'status': 'ACTIVE'})
 
@@ -76,6 +75,6 @@ class MigrationLimitFilterTest(base.DrsFunctionalTestCase):
         self.assertEqual('ACTIVE', self.admin_api.get_server(booted['id'])['status'])
 
         release.set()
-        self._wait_for_migration_status(held, ['cancelled'])
+        self.wait_for_migration_status(held, ['cancelled'])
         self._wait_for_server_parameter(
             held, {'OS-EXT-SRV-ATTR:host': 'host1', 'status': 'ACTIVE'})
