@@ -12,7 +12,8 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 # tests' SQLite commits would otherwise wait on the disk; tools/in-tmpfs.sh).
 IN_TMPFS := tools/in-tmpfs.sh
 
-.PHONY: venv services shellcheck lint unit component functional integration test local-tiers \
+.PHONY: venv services shellcheck lint unit component functional integration integration-daemon \
+	integration-others test local-tiers \
 	demo benchmarks \
 	config-sample docs clean venv-2026.1 venv-2025.2 unit-2026.1 unit-2025.2 component-2026.1 \
 	component-2025.2 smoke-2026.1 smoke-2025.2 older-releases \
@@ -61,21 +62,31 @@ component: venv services shellcheck
 functional: venv services
 	$(IN_TMPFS) $(PY) tools/test-shards.py --jobs 2 tests/functional
 
-# Multi-process mini-cloud (tests/integration/cloud.py): own venv .venv-cloud,
-# MariaDB/RabbitMQ on loopback; service logs in state/minicloud/logs.
-integration: venv services
-	$(PYTEST) -s --durations=15 tests/integration
+# Multi-process mini-clouds (tests/integration/cloud.py): own venv .venv-cloud,
+# MariaDB/RabbitMQ on loopback. Two sessions at once, each on its own cloud:
+# the daemon-driven scenarios (in this order: the second picks up where the
+# first left its cloud; service logs in state/minicloud-daemon/logs), and
+# every other file (state/minicloud/logs). They mostly wait on their clouds.
+INTEGRATION_DAEMON := tests/integration/test_daemon.py tests/integration/test_daemon_failures.py
+integration:
+	$(MAKE) -j2 --output-sync=target integration-daemon integration-others
 
-# Lint and docs, then two lanes at once: the integration tier, which mostly
-# waits on its mini-cloud (about 3 of its 20 minutes on a CPU), and the
-# tiers that need no nova service, one after the other (unit, component,
-# release-2026.2: installing with constraints.txt changes nothing under nova,
-# tests/release; the older releases' lane); the functional tier last and
-# alone (a nova-internal race in the resource tracker failed it with the
-# integration tier alongside). -j2: the integration tier holds one job slot
-# throughout; the local lane the other, its tiers one after the other (-j1).
+integration-daemon: venv services
+	NOVA_DRS_CLOUD_DIR=$(CURDIR)/state/minicloud-daemon NOVA_DRS_CLOUD_NAME=nova_drs_ci_daemon \
+	  $(PYTEST) -s --durations=10 $(INTEGRATION_DAEMON)
+
+integration-others: venv services
+	$(PYTEST) -s --durations=10 $(addprefix --ignore=,$(INTEGRATION_DAEMON)) tests/integration
+
+# Lint and docs, then three lanes at once: the integration tier's two
+# sessions, which mostly wait on their mini-clouds, and the tiers that need no
+# nova service, one after the other (unit, component, release-2026.2:
+# installing with constraints.txt changes nothing under nova, tests/release;
+# the older releases' lane); the functional tier last and alone (a
+# nova-internal race in the resource tracker failed it with the integration
+# tier alongside). The local lane's tiers run one after the other (-j1).
 test: lint docs
-	$(MAKE) -j2 --output-sync=target integration local-tiers
+	$(MAKE) -j3 --output-sync=target integration-daemon integration-others local-tiers
 	$(MAKE) functional
 	@echo "make test: all tiers passed"
 

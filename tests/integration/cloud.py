@@ -43,6 +43,7 @@ power drivers' options for it.
 Usage: ``tools/minicloud up|down|status`` or the ``Cloud`` class.
 """
 
+import fcntl
 import json
 import os
 import shutil
@@ -80,6 +81,7 @@ COMPUTES = ('compute1', 'compute2', 'compute3')
 BMC_USER = 'admin'
 BMC_PASSWORD = 'bmc-secret'
 TRACE_DIR = os.path.join(ROOT, 'data', 'planetlab-sample', '20110303')
+VENV_LOCK = os.path.join(ROOT, 'state', 'venv-cloud.lock')
 SECONDS_PER_SAMPLE = 5
 WAKE_TIMEOUT = 45
 SUSPEND_TIMEOUT = 30
@@ -142,7 +144,18 @@ def _pid_alive(pid):
 
 
 def ensure_venv(log=print):
-    """Build .venv-cloud from the cloud constraints (once; rebuilt when they change)."""
+    """Build .venv-cloud from the cloud constraints (once; rebuilt when they change).
+
+    Clouds started at once (one per pytest-xdist worker) build it once: the
+    first holds the lock, the others find its stamp.
+    """
+    os.makedirs(os.path.dirname(VENV_LOCK), exist_ok=True)
+    with open(VENV_LOCK, 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _ensure_venv_locked(log)
+
+
+def _ensure_venv_locked(log):
     stamp = os.path.join(VENV, '.cloud-stamp')
     inputs = [CONSTRAINTS, os.path.join(ROOT, 'setup.cfg')]
     if os.path.exists(stamp) and all(os.path.getmtime(path) <= os.path.getmtime(stamp)
@@ -183,10 +196,13 @@ def register_test_plugins():
     site = _run([os.path.join(BIN, 'python'), '-c',
                  'import sysconfig; print(sysconfig.get_paths()["purelib"])'],
                 'find .venv-cloud site-packages').strip()
-    with open(os.path.join(site, 'nova_drs_integration.pth'), 'w') as handle:
-        handle.write(HERE + '\n')
-        handle.write("import nova_drs.resources.alias as alias; "
-                     "alias.install(**{'nova.virt.drs_trace': 'trace_driver'})\n")
+    path = os.path.join(site, 'nova_drs_integration.pth')
+    text = (HERE + '\n' + "import nova_drs.resources.alias as alias; "
+            "alias.install(**{'nova.virt.drs_trace': 'trace_driver'})\n")
+    # Atomically: another cloud's services may be reading it as they start.
+    with open(path + '.%d' % os.getpid(), 'w') as handle:
+        handle.write(text)
+    os.replace(path + '.%d' % os.getpid(), path)
 
 
 def _run(cmd, what, env=None, log_path=None):

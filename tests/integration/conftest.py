@@ -12,6 +12,11 @@
 
 """The integration tier: one real mini-cloud per pytest session (see cloud.py).
 
+``make integration`` runs two sessions at once, each on its own cloud
+(``NOVA_DRS_CLOUD_DIR``, ``NOVA_DRS_CLOUD_NAME``; the Makefile's
+``INTEGRATION_DAEMON``): test_daemon.py then test_daemon_failures.py (the
+second picks up where the first left its cloud), and every other file.
+
 ``NOVA_DRS_CLOUD_REUSE=1`` runs the tests against a cloud already started
 with ``tools/minicloud up`` and leaves it running (for developing tests).
 """
@@ -53,6 +58,7 @@ def cloud():
 # Last, in this order: the daemon scenarios power hosts off and on; the
 # overcommit scenario adds a fourth compute, outside the DRS cluster, which
 # nova's scheduler would otherwise pick for the servers of suspended hosts.
+#: Run after the others, in this order (when in the same session).
 LAST = ('test_daemon.py', 'test_daemon_failures.py', 'test_overcommit.py')
 
 

@@ -35,11 +35,13 @@ def compute_client(cloud):
 
 
 def wait_for(what, probe, timeout=SCENARIO_TIMEOUT, interval=2):
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    deadline = start + timeout
     last = None
     while time.monotonic() < deadline:
         last = probe()
         if last:
+            print('  %5.1f s  %s' % (time.monotonic() - start, what), flush=True)
             return last
         time.sleep(interval)
     pytest.fail('%s: not reached within %ds (last seen: %r)' % (what, timeout, last),
