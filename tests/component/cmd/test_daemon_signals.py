@@ -27,12 +27,18 @@ from tests import services
 from tests.unit.cmd.test_daemon_signals import BIN
 from tests.unit.cmd.test_daemon_signals import REPO
 
+#: The bound on a SIGTERM'd collector's exit: a third of oslo.service's
+#: default ``graceful_shutdown_timeout`` (60 s), which it must not wait out.
+#: Idle, it exits within 2.5 s; 7.4 s was seen with two mini-clouds starting
+#: beside the component tier on 2 cores.
+PROMPT_EXIT_S = 20
+
 
 @pytest.mark.parametrize('grace', [None, 1])
-def test_collector_stops_within_5_seconds_of_sigterm(tmp_path, grace):
-    """The collector listens on RabbitMQ (tests/services.py starts it); a
-    short ``graceful_shutdown_timeout`` still ends in a clean exit, not in
-    oslo.service's SIGALRM."""
+def test_collector_exits_cleanly_and_promptly_on_sigterm(tmp_path, grace):
+    """The collector listens on RabbitMQ (tests/services.py starts it); it
+    stops without waiting out ``graceful_shutdown_timeout``, and a short one
+    still ends in a clean exit, not in oslo.service's SIGALRM."""
     services.require('rabbitmq')
     config = str(tmp_path / 'nova-drs.conf')
     with open(config, 'w') as conf:
@@ -60,7 +66,7 @@ def test_collector_stops_within_5_seconds_of_sigterm(tmp_path, grace):
         process.send_signal(signal.SIGTERM)
         rest = process.stdout.read()
         assert process.wait(timeout=30) == 0, rest
-        assert time.monotonic() - sent < 5
+        assert time.monotonic() - sent < PROMPT_EXIT_S
     finally:
         if process.poll() is None:
             process.kill()
