@@ -35,8 +35,8 @@ start_mariadb() {
         --max-connections="$MARIADB_MAX_CONNECTIONS"
 }
 
-# MariaDB's default of 151 connections: two mini-clouds (make integration) and
-# the functional tier beside them open more (devstack sets 1024 too).
+# MariaDB's default of 151 connections is too few for the two mini-clouds of
+# make integration beside the other tiers (devstack sets 1024 too).
 MARIADB_MAX_CONNECTIONS=1024
 raise_mariadb_connections() {
     local client

@@ -146,8 +146,8 @@ def _pid_alive(pid):
 def ensure_venv(log=print):
     """Build .venv-cloud from the cloud constraints (once; rebuilt when they change).
 
-    Clouds started at once (one per pytest-xdist worker) build it once: the
-    first holds the lock, the others find its stamp.
+    Clouds started at once (make integration: two pytest sessions) build it
+    once: the first holds the lock, the others find its stamp.
     """
     os.makedirs(os.path.dirname(VENV_LOCK), exist_ok=True)
     with open(VENV_LOCK, 'w') as lock:

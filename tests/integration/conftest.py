@@ -58,7 +58,6 @@ def cloud():
 # Last, in this order: the daemon scenarios power hosts off and on; the
 # overcommit scenario adds a fourth compute, outside the DRS cluster, which
 # nova's scheduler would otherwise pick for the servers of suspended hosts.
-#: Run after the others, in this order (when in the same session).
 LAST = ('test_daemon.py', 'test_daemon_failures.py', 'test_overcommit.py')
 
 
