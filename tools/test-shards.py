@@ -21,7 +21,9 @@ from one queue (the largest first, so no long file starts last), each file
 in its own ``python -m pytest`` process. The tests already isolate: each
 makes its own database and state directory.
 
-One line per file as it ends; a failing file's output without the INFO,
+One line per file as it ends, with its wall and CPU seconds (the tier is
+CPU-bound on small machines: CPU says what a file costs the others); a
+failing file's output without the INFO,
 DEBUG and WARNING lines nova's fixtures capture into every failure (its
 whole output goes to state/test-shards/, named after the file); a summary
 with the slowest files. Exit status 1 if any file failed, 2 on bad arguments.
@@ -35,6 +37,7 @@ import queue
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -78,6 +81,21 @@ def _summary_line(output):
     return lines[-1].strip('= ') if lines else '(no output)'
 
 
+def _run_file(pytest_args, name):
+    """(exit status, CPU seconds of the pytest process and its children, output).
+
+    The output goes to a file, not a pipe, so the process can be reaped with
+    os.wait4, which alone tells this file's CPU apart from the other jobs'.
+    """
+    with tempfile.TemporaryFile('w+') as out:
+        proc = subprocess.Popen(PYTEST + pytest_args + [name], stdout=out,
+                                stderr=subprocess.STDOUT, text=True)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return proc.returncode, usage.ru_utime + usage.ru_stime, out.read()
+
+
 def run(files, jobs, pytest_args):
     pending = queue.Queue()
     for name in files:
@@ -92,16 +110,15 @@ def run(files, jobs, pytest_args):
             except queue.Empty:
                 return
             start = time.monotonic()
-            proc = subprocess.run(PYTEST + pytest_args + [name], capture_output=True,
-                                  text=True)
+            returncode, cpu, output = _run_file(pytest_args, name)
             elapsed = time.monotonic() - start
-            output = proc.stdout + proc.stderr
             # pytest exit 5: every test of the file was deselected.
-            failed = proc.returncode not in (0, 5)
+            failed = returncode not in (0, 5)
             with lock:
-                results.append((name, elapsed, failed))
-                print('%s %-60s %6.1f s  %s' % ('FAIL' if failed else 'ok  ', name, elapsed,
-                                               _summary_line(output)), flush=True)
+                results.append((name, elapsed, failed, cpu))
+                print('%s %-60s %6.1f s  %6.1f s CPU  %s' % (
+                    'FAIL' if failed else 'ok  ', name, elapsed, cpu, _summary_line(output)),
+                    flush=True)
                 if failed:
                     print(_failure_report(name, output), flush=True)
 
@@ -124,12 +141,13 @@ def main(argv):
         parser.error('--jobs must be at least 1')
     start = time.monotonic()
     results = run(test_files(args.paths), args.jobs, pytest_args)
-    failed = [name for name, _, bad in results if bad]
+    failed = [name for name, _, bad, _ in results if bad]
     slowest = sorted(results, key=lambda result: -result[1])[:5]
-    print('test-shards: %d files, %d failed, %.1f s with %d jobs; slowest: %s' % (
+    print('test-shards: %d files, %d failed, %.1f s with %d jobs, %.0f s CPU; slowest: %s' % (
         len(results), len(failed), time.monotonic() - start, args.jobs,
-        ', '.join('%s %.0f s' % (os.path.basename(name), seconds)
-                  for name, seconds, _ in slowest)))
+        sum(cpu for _, _, _, cpu in results),
+        ', '.join('%s %.0f s (%.0f s CPU)' % (os.path.basename(name), seconds, cpu)
+                  for name, seconds, _, cpu in slowest)))
     for name in failed:
         print('test-shards: FAILED %s' % name)
     return 1 if failed else 0

@@ -46,3 +46,36 @@ def test_a_failing_file_reports_its_failure_and_keeps_the_whole_output(tmp_path)
     whole = (tmp_path / 'state' / 'test-shards' / 'test_planted.py.log').read_text()
     assert 'noise 199' in whole and 'the real failure' in whole
     assert 'test-shards: FAILED test_planted.py' in proc.stdout
+
+
+SPINS = '''
+import time
+
+
+def test_spins():
+    end = time.process_time() + 2
+    while time.process_time() < end:
+        pass
+'''
+
+SLEEPS = '''
+import time
+
+
+def test_sleeps():
+    time.sleep(2)
+'''
+
+
+def test_each_file_reports_its_own_cpu_seconds(tmp_path):
+    """Two files at once: each line tells its own file's CPU, not the other's."""
+    (tmp_path / 'test_spins.py').write_text(SPINS)
+    (tmp_path / 'test_sleeps.py').write_text(SLEEPS)
+    proc = subprocess.run([sys.executable, TOOL, '--jobs', '2', '.'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cpu = {line.split()[1]: float(line.split()[4]) for line in proc.stdout.splitlines()
+           if line.startswith('ok  ')}
+    assert cpu['./test_spins.py'] >= 2.0, proc.stdout
+    assert cpu['./test_sleeps.py'] < cpu['./test_spins.py'] - 1.5, proc.stdout
+    assert ' s CPU; slowest: ' in proc.stdout
