@@ -23,10 +23,10 @@ makes its own database and state directory.
 
 One line per file as it ends, with its wall and CPU seconds (the tier is
 CPU-bound on small machines: CPU says what a file costs the others); a
-failing file's output without the INFO,
-DEBUG and WARNING lines nova's fixtures capture into every failure (its
-whole output goes to state/test-shards/, named after the file); a summary
-with the slowest files. Exit status 1 if any file failed, 2 on bad arguments.
+failing file's output without the INFO, DEBUG and WARNING lines nova's
+fixtures capture into every failure (its whole output goes to
+state/test-shards/, named after the file); a summary with the slowest files.
+Exit status 1 if any file failed, 2 on bad arguments.
 
 Usage: tools/test-shards.py [--jobs N] PATH... [-- PYTEST_ARGS...]
 """
@@ -91,6 +91,7 @@ def _run_file(pytest_args, name):
         proc = subprocess.Popen(PYTEST + pytest_args + [name], stdout=out,
                                 stderr=subprocess.STDOUT, text=True)
         _pid, status, usage = os.wait4(proc.pid, 0)
+        # Reaped here: Popen must not wait for it again.
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         return proc.returncode, usage.ru_utime + usage.ru_stime, out.read()
