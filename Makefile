@@ -84,11 +84,8 @@ integration-others: venv services
 # installing with constraints.txt changes nothing under nova, tests/release;
 # then functional); the older releases' lane, whose smoke runs one file at a
 # time. Every test makes its own databases, names and ports, so the lanes do
-# not meet. nova's resource tracker sometimes fails a build with "Can't
-# upgrade a READER transaction to a WRITER" in its eventlet mode, with or
-# without other lanes beside it (2 runs in 43 of test_even_distribution.py,
-# two at a time, nothing else running). The services and shellcheck are
-# installed first, once: apt-get cannot run twice at a time.
+# not meet. The services and shellcheck are installed first, once: apt-get
+# cannot run twice at a time.
 test: lint docs services shellcheck
 	$(MAKE) -j4 --output-sync=target integration-daemon integration-others local-tiers \
 	  older-releases

@@ -38,6 +38,24 @@ from nova_drs.db import api as db_api
 from nova_drs.db import migration
 from nova_drs.power import sealing
 
+
+def _require_green_transactions():
+    """Fail the tier loudly if oslo.db was imported before eventlet patched.
+
+    See tests/functional/__init__.py: an OS-thread local would make nova's
+    greenthreads share their database transactions.
+    """
+    from eventlet import corolocal
+    from oslo_db.sqlalchemy import enginefacade
+    if not issubclass(enginefacade._TransactionContextTLocal, corolocal.local):
+        raise RuntimeError(
+            'oslo.db was imported before eventlet patched the process: nova '
+            'greenthreads would share database transactions; import nova\'s '
+            'monkey_patch first (tests/functional/__init__.py does)')
+
+
+_require_green_transactions()
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPERATOR_CONF = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'nova.conf.drs')
 # nova's wheel installs its api-paste.ini under <venv>/etc/nova, not next to
