@@ -166,9 +166,7 @@ def _ensure_venv_locked(log):
         _run([sys.executable, '-m', 'venv', VENV], 'create .venv-cloud')
         _run([python, '-m', 'pip', 'install', '-q', '--upgrade', 'pip'], 'upgrade pip')
     log('minicloud: installing the services into %s' % VENV)
-    # --no-compile as the Makefile's venvs: the services compile what they import.
-    _run([python, '-m', 'pip', 'install', '-q', '--no-compile', '-c', CONSTRAINTS]
-         + CLOUD_PACKAGES,
+    _run([python, '-m', 'pip', 'install', '-q', '-c', CONSTRAINTS] + CLOUD_PACKAGES,
          'pip install of the cloud services')
     plugin_functions(['install_nova_drs'], _plugin_env(WORKDIR, {}))
     with open(stamp, 'w'):
