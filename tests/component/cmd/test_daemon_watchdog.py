@@ -96,36 +96,53 @@ def _daemon_config(tmp_path, silent_nova, namespace, member):
     return path
 
 
+def _leader(daemons, timeout):
+    """The daemon that logs its leadership first, then the other one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for name, daemon in daemons.items():
+            if any('%s is now the nova-loadbalancer leader' % name in line
+                   for _when, line in list(daemon.lines)):
+                return [(name, daemon)] + [(other, d) for other, d in daemons.items()
+                                           if other != name]
+        time.sleep(0.05)
+    pytest.fail('no leader within %ds; logs:\n%s' % (
+        timeout, '\n'.join(d.log()[-2000:] for d in daemons.values())), pytrace=False)
+
+
 def test_hung_cycle_is_abandoned_and_the_standby_takes_over(tmp_path, silent_nova,
                                                               namespace):
-    first_config = _daemon_config(tmp_path, silent_nova, namespace, 'first')
-    second_config = _daemon_config(tmp_path, silent_nova, namespace, 'second')
-    subprocess.run([os.path.join(BIN, 'nova-drs-manage'), '--config-file', first_config,
+    configs = {member: _daemon_config(tmp_path, silent_nova, namespace, member)
+               for member in ('first', 'second')}
+    subprocess.run([os.path.join(BIN, 'nova-drs-manage'), '--config-file', configs['first'],
                     'db', 'sync'], check=True, capture_output=True, cwd=REPO)
-    first = Daemon(first_config)
-    second = None
+    # Both start at once, so the standby is up before the leader's cycle is
+    # abandoned however slowly a loaded machine starts a daemon (a standby
+    # started after the leader missed CYCLE_TIMEOUT twice under make test).
+    daemons = {member: Daemon(config) for member, config in configs.items()}
     try:
-        first.wait_for('first is now the nova-loadbalancer leader', 30)
-        second = Daemon(second_config)
-        standby_since = second.wait_for('as standby', CYCLE_TIMEOUT)
+        (leader_name, leader), (standby_name, standby) = _leader(daemons, 60)
+        standby_since = standby.wait_for('%s started on' % standby_name, 60)
+        assert 'as standby' in standby.log(), standby.log()
         # the leader's first cycle reached nova and hangs there
         deadline = time.monotonic() + 30
         while silent_nova.first_connection is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert silent_nova.first_connection is not None, first.log()
-        abandoned = first.wait_for('abandoned; leadership released', 30)
+        assert silent_nova.first_connection is not None, leader.log()
+        abandoned = leader.wait_for('abandoned; leadership released', 30)
         assert standby_since < abandoned
-        assert abandoned - silent_nova.first_connection < CYCLE_TIMEOUT + 2, first.log()
-        took_over = second.wait_for('second is now the nova-loadbalancer leader', 30)
+        assert abandoned - silent_nova.first_connection < CYCLE_TIMEOUT + 2, leader.log()
+        took_over = standby.wait_for(
+            '%s is now the nova-loadbalancer leader' % standby_name, 30)
         # at its next cycle: within one period of the release
-        assert took_over - abandoned < PERIOD + 2, second.log()
-        assert 'first stops acting as nova-loadbalancer leader' in first.log()
-        assert first.process.poll() is None and second.process.poll() is None
-        # the first daemon stands by while its abandoned cycle still hangs
+        assert took_over - abandoned < PERIOD + 2, standby.log()
+        assert '%s stops acting as nova-loadbalancer leader' % leader_name in leader.log()
+        assert leader.process.poll() is None and standby.process.poll() is None
+        # the first leader stands by while its abandoned cycle still hangs
         time.sleep(PERIOD + 1)
-        assert 'first is now the nova-loadbalancer leader (term 2)' not in first.log()
-        assert 'the abandoned cycle has not returned yet' in first.log(), first.log()
+        assert ('%s is now the nova-loadbalancer leader (term 2)' % leader_name
+                not in leader.log())
+        assert 'the abandoned cycle has not returned yet' in leader.log(), leader.log()
     finally:
-        first.stop()
-        if second is not None:
-            second.stop()
+        for daemon in daemons.values():
+            daemon.stop()
