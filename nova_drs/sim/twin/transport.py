@@ -94,7 +94,7 @@ def connect(cloud, timeout=None):
     transport = requests.Session()
     # No proxy, CA bundle or netrc from the environment can apply to the twin's
     # endpoint; requests would scan os.environ twice per request for them (a
-    # tenth of a closed-loop run's CPU).
+    # fifth of a closed-loop run's CPU: 40 s -> 31 s).
     transport.trust_env = False
     transport.mount(cloud_mod.ENDPOINT, _Adapter(cloud))
     return connection.Connection(
