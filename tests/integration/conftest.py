@@ -31,6 +31,10 @@ from tests.integration import cloud as minicloud
 def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'integration: needs the multi-process mini-cloud (make integration)')
+    # tox.ini leaves schemathesis's pytest plugin unloaded (its import costs
+    # every pytest process); test_api_schema.py's @schema.parametrize needs
+    # it, or it collects one test that checks nothing.
+    config.pluginmanager.import_plugin('schemathesis.pytest.plugin')
 
 
 @pytest.fixture(scope='session')

@@ -65,6 +65,7 @@ API refuses), it failed on those operations when it was written (issue 31).
 import datetime
 import os
 import re
+import sys
 import uuid
 
 from hypothesis import strategies as st
@@ -78,6 +79,11 @@ from schemathesis.config import SchemathesisConfig
 from tests.integration import cloud as minicloud
 
 pytestmark = pytest.mark.integration
+# Without schemathesis's pytest plugin (tests/integration/conftest.py loads
+# it) @schema.parametrize() collects one test that checks nothing.
+if 'schemathesis.pytest.plugin' not in sys.modules:
+    raise ImportError('schemathesis.pytest.plugin is not loaded: '
+                      'tests/integration/conftest.py must load it')
 
 OPENAPI = os.path.join(minicloud.ROOT, 'doc', 'api', 'openapi.yaml')
 MICROVERSION = 'compute 2.95'
