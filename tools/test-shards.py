@@ -41,7 +41,13 @@ import tempfile
 import threading
 import time
 
-PYTEST = [sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'no:warnings', '-q']
+#: pytest, then the process ends without the interpreter's finalization:
+#: pytest has returned, its output is flushed and its status known, and
+#: tearing down nova's modules and objects costs ~2 s of CPU per file.
+_PYTEST_THEN_EXIT = ('import os, sys, pytest; status = pytest.console_main(); '
+                     'sys.stdout.flush(); sys.stderr.flush(); os._exit(status)')
+PYTEST = [sys.executable, '-c', _PYTEST_THEN_EXIT,
+          '-p', 'no:cacheprovider', '-p', 'no:warnings', '-q']
 
 
 def test_files(paths):
