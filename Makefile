@@ -58,9 +58,12 @@ component: venv services shellcheck
 	$(IN_TMPFS) $(PYTEST) -n 2 --durations=10 tests/component
 
 # One pytest process per test file, two at a time (tools/test-shards.py says
-# why not pytest-xdist); the slowest files are printed at the end.
+# why not pytest-xdist), each forked from a process that imported nova's
+# functional fixtures and ours once; the slowest files are printed at the end.
+FUNCTIONAL_PRELOAD := --preload tests.functional.base --preload tests.functional.api_base \
+	--preload tests.functional.daemon_support
 functional: venv services
-	$(IN_TMPFS) $(PY) tools/test-shards.py --jobs 2 tests/functional
+	$(IN_TMPFS) $(PY) tools/test-shards.py --jobs 2 $(FUNCTIONAL_PRELOAD) tests/functional
 
 # Multi-process mini-clouds (tests/integration/cloud.py): own venv .venv-cloud,
 # MariaDB/RabbitMQ on loopback. Two sessions at once, each on its own cloud:
@@ -133,7 +136,8 @@ $(addprefix component-,$(RELEASES)): component-%: .venv-%/.installed-stamp servi
 	$(IN_TMPFS) .venv-$*/bin/python -m pytest -p no:cacheprovider -p no:warnings -q -n 2 tests/component
 
 $(addprefix smoke-,$(RELEASES)): smoke-%: .venv-%/.installed-stamp services
-	$(IN_TMPFS) .venv-$*/bin/python tools/test-shards.py --jobs $(SMOKE_JOBS) $(SMOKE_FILES)
+	$(IN_TMPFS) .venv-$*/bin/python tools/test-shards.py --jobs $(SMOKE_JOBS) $(FUNCTIONAL_PRELOAD) \
+	  $(SMOKE_FILES)
 
 # The install rule: installing nova-drs with the host release's constraints
 # never changes the installed nova or its libraries (tests/release/).
