@@ -47,6 +47,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 #: pytest, then the process ends without the interpreter's finalization:
 #: pytest has returned, its output is flushed and its status known, and
@@ -142,8 +143,8 @@ class Zygote:
     def close(self):
         """CPU seconds the zygote spent itself (preloading), not its files'."""
         self.proc.stdin.close()
-        _pid, _status, usage = os.wait4(self.proc.pid, 0)
-        self.proc.returncode = os.waitstatus_to_exitcode(_status)
+        _pid, status, usage = os.wait4(self.proc.pid, 0)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
         # wait4 counts the children the zygote reaped: its files.
         return max(0.0, usage.ru_utime + usage.ru_stime - self.forked_cpu)
 
@@ -178,10 +179,15 @@ def zygote_main(modules):
             dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the requests stay the zygote's
             os.close(answers)
             sys.argv = ['pytest'] + PYTEST_OPTIONS + request['argv']
-            status = pytest.console_main()
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(status)
+            status = 1
+            try:
+                status = pytest.console_main()
+            except BaseException:  # the child never returns into the loop
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
         _pid, status, usage = wait4(pid, 0)
         write(answers, (json.dumps({'status': os.waitstatus_to_exitcode(status),
                                     'cpu': usage.ru_utime + usage.ru_stime}) + '\n').encode())
