@@ -25,6 +25,7 @@ import time
 
 import pytest
 import redis
+from tooz import coordination as tooz_coordination
 
 from nova_drs import exception
 from nova_drs.daemon import coordination
@@ -41,6 +42,21 @@ spawn = file_backend.spawn
 
 @pytest.fixture
 def group(redis_name):
+    """The test's tooz group, created before its members start.
+
+    A member that creates the group waits a second inside tooz
+    (join_group_create retries) within its start deadline, which these tests
+    set to LEADER_TIMEOUT (2 s); under make test's four lanes (load 8 on two
+    cores) the rest of that deadline once ran out. The members here join an
+    existing group, as every daemon but the first does; the creating join is
+    the functional and integration tiers' (Redis, leader_timeout 6 s and more).
+    """
+    creator = tooz_coordination.get_coordinator(REDIS_URL, b'fixture')
+    creator.start()
+    try:
+        creator.create_group(redis_name.encode()).get()
+    finally:
+        creator.stop()
     return redis_name
 
 
