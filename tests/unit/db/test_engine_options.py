@@ -12,8 +12,11 @@
 
 """Every ``[drs_database]`` option registered reaches the engine."""
 
+import sys
+
 from oslo_config import cfg
 from oslo_db.sqlalchemy import enginefacade
+from oslo_db.sqlalchemy import engines
 import pytest
 import sqlalchemy as sa
 
@@ -69,3 +72,40 @@ def test_bad_slave_connection_is_one_line(tmp_path):
     conf = _conf(tmp_path, '[drs_database]\nslave_connection = nosuchdb://x\n')
     with pytest.raises(exception.DatabaseError, match='invalid .drs_database. slave_connection'):
         api.Database.from_conf(conf)
+
+
+class _Patcher:
+    """eventlet.patcher's one function the check calls."""
+
+    def __init__(self, patched):
+        self.patched = patched
+
+    def is_monkey_patched(self, module):
+        return self.patched and module == 'thread'
+
+
+@pytest.mark.parametrize('patcher, yields', [
+    (None, False),                  # eventlet never imported: the daemon
+    (_Patcher(False), False),       # imported by a library, threads native
+    (_Patcher(True), True),         # nova's green services
+])
+def test_a_connection_checkin_yields_only_where_threads_are_green(monkeypatch, patcher, yields):
+    """oslo.db's checkin listener sleeps 0 s to let green threads take turns;
+    among native threads it only handed the core away at every session's end."""
+    if patcher is None:
+        monkeypatch.delitem(sys.modules, 'eventlet.patcher', raising=False)
+    else:
+        monkeypatch.setitem(sys.modules, 'eventlet.patcher', patcher)
+    database = api.Database('sqlite://')
+    try:
+        assert sa.event.contains(database.engine, 'checkin', engines._thread_yield) is yields
+    finally:
+        database.dispose()
+
+
+def test_an_explicit_thread_checkin_is_kept():
+    database = api.Database('sqlite://', thread_checkin=True)
+    try:
+        assert sa.event.contains(database.engine, 'checkin', engines._thread_yield)
+    finally:
+        database.dispose()
