@@ -107,8 +107,9 @@ def utc(text):
 
 def check_invariants(cloud, compute, timeout=45):
     """``cloud_consistent`` holds, at the latest once nova noticed the last power
-    change (a powered-off compute stays "up" for ``service_down_time``)."""
-    deadline = time.monotonic() + timeout
+    change (a powered-off compute stays "up" for ``service_down_time``);
+    PATIENCE x ``timeout`` seconds, as wait_for allows."""
+    deadline = time.monotonic() + timeout * PATIENCE
     while True:
         try:
             return cloud_consistent(cloud, compute)
