@@ -13,7 +13,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 IN_TMPFS := tools/in-tmpfs.sh
 
 .PHONY: venv services shellcheck lint unit component functional integration integration-daemon \
-	integration-others test local-tiers checked-lanes \
+	integration-others test local-tiers \
 	demo benchmarks \
 	config-sample docs clean venv-2026.1 venv-2025.2 unit-2026.1 unit-2025.2 component-2026.1 \
 	component-2025.2 smoke-2026.1 smoke-2025.2 older-releases \
@@ -81,21 +81,18 @@ integration-daemon: venv services
 integration-others: venv services
 	$(PYTEST) -s --durations=10 $(addprefix --ignore=,$(INTEGRATION_DAEMON)) tests/integration
 
-# The services and shellcheck first, once (apt-get cannot run twice at a
-# time); then the older releases' lane, which builds its own venvs and whose
-# smoke runs one file at a time, beside .venv, lint and docs (one pip at a
-# time leaves a core idle) and, once they passed, three more lanes, so that
-# both cores stay busy: the integration tier's two sessions, which mostly
-# wait on their mini-clouds, and the 2026.2 tiers one after the other (unit,
-# component, release-2026.2: installing with constraints.txt changes nothing
-# under nova, tests/release; then functional). Every test makes its own
-# databases, names and ports, so the lanes do not meet.
-test: services shellcheck
-	$(MAKE) -j2 --output-sync=target older-releases checked-lanes
+# Lint and docs, then four lanes at once, so that both cores stay busy: the
+# integration tier's two sessions, which mostly wait on their mini-clouds;
+# the 2026.2 tiers one after the other (unit, component, release-2026.2:
+# installing with constraints.txt changes nothing under nova, tests/release;
+# then functional); the older releases' lane, whose smoke runs one file at a
+# time. Every test makes its own databases, names and ports, so the lanes do
+# not meet. The services and shellcheck are installed first, once: apt-get
+# cannot run twice at a time.
+test: lint docs services shellcheck
+	$(MAKE) -j4 --output-sync=target integration-daemon integration-others local-tiers \
+	  older-releases
 	@echo "make test: all tiers passed"
-
-checked-lanes: lint docs
-	$(MAKE) -j3 --output-sync=target integration-daemon integration-others local-tiers
 
 local-tiers:
 	$(MAKE) -j1 --no-print-directory unit component release-2026.2 functional
