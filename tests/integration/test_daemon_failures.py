@@ -134,11 +134,16 @@ def _ha_conf(cloud):
     return conf
 
 
+def _stop_daemons(cloud):
+    """Every running nova-loadbalancer stopped (SIGTERM), making way for others."""
+    for name in [n for n in cloud.running() if n.startswith('nova-loadbalancer')]:
+        cloud.stop_process(name)
+
+
 def _start_ha_daemons(cloud):
     """The devstack daemon makes way for two daemons electing a leader on Redis."""
     conf = _ha_conf(cloud)
-    for name in [n for n in cloud.running() if n.startswith('nova-loadbalancer')]:
-        cloud.stop_process(name)
+    _stop_daemons(cloud)
     names = ('nova-loadbalancer-a', 'nova-loadbalancer-b')
     for name in names:
         cloud.start_daemon(name, conf)
@@ -228,8 +233,7 @@ def test_sigterm_mid_evacuation_exits_in_time_and_the_next_start_resumes(cloud):
         assert not minicloud._pid_alive(pid), '%s ignored SIGTERM for 30 s' % running[0]
         cloud.stop_process(running[0])  # forgets its pid file
         assert scenario.state_of(compute, host) == 'suspending'
-        cloud.start_daemon('nova-loadbalancer-resumed',
-                           os.path.join(cloud.etc, 'nova-drs', 'ha.conf'))
+        cloud.start_daemon('nova-loadbalancer-resumed', _ha_conf(cloud))
         scenario.wait_for('%s suspended by the restarted daemon' % host,
                           lambda: scenario.state_of(compute, host) == 'suspended')
     finally:
@@ -346,9 +350,8 @@ def test_ha_standby_finishes_an_approved_plan_when_the_leader_is_killed(cloud):
     with open(limits, 'w') as handle:
         handle.write('[loadbalancer]\nmax_migrations_per_host = 1\n'
                      'max_migrations_per_destination = 1\n')
-    ha = os.path.join(cloud.etc, 'nova-drs', 'ha.conf')
-    for name in [n for n in cloud.running() if n.startswith('nova-loadbalancer')]:
-        cloud.stop_process(name)
+    ha = _ha_conf(cloud)
+    _stop_daemons(cloud)
     leader, standby = 'nova-loadbalancer-plan-leader', 'nova-loadbalancer-plan-standby'
     cloud.start_daemon(leader, ha, limits)
     scenario.wait_for('%s leads' % leader, lambda: _leader(cloud, [leader]), 90, 1)
@@ -464,8 +467,7 @@ def test_a_host_that_does_not_come_back_goes_to_error_and_nothing_is_lost(cloud)
     quick = os.path.join(cloud.etc, 'nova-drs', 'quick-wake-timeout.conf')
     with open(quick, 'w') as handle:
         handle.write('[loadbalancer]\nwake_timeout = %d\n' % QUICK_WAKE_TIMEOUT)
-    for name in [n for n in cloud.running() if n.startswith('nova-loadbalancer')]:
-        cloud.stop_process(name)
+    _stop_daemons(cloud)
     cloud.start_daemon('nova-loadbalancer-quick-wake', _ha_conf(cloud), quick)
     scenario.wait_for('a leader again',
                       lambda: _leader(cloud, ['nova-loadbalancer-quick-wake']), 90, 1)
