@@ -66,6 +66,23 @@ def _on_host(compute, host):
     return [s for s in scenario.list_servers(compute) if s['OS-EXT-SRV-ATTR:host'] == host]
 
 
+def _host_with_servers(cloud, compute, avoid, prefix):
+    """The busiest active host other than ``avoid`` and its servers, at least
+    two: where the earlier scenarios left fewer (which hosts they suspend,
+    wake and fill varies from run to run), new idle servers named ``prefix``
+    are booted there first."""
+    host = _busiest_host(compute, avoid)
+    servers = _on_host(compute, host)
+    if len(servers) < 2:
+        print('%s holds %d servers: %d more booted there' % (host, len(servers),
+                                                           2 - len(servers)))
+        scenario.boot_spread(cloud, compute, prefix=prefix, per_host=2 - len(servers),
+                             hosts=[host])
+        servers = _on_host(compute, host)
+    assert len(servers) >= 2, servers
+    return host, servers
+
+
 def _tag(compute, servers, **metadata):
     for server in servers:
         scenario.ok(compute.post('/servers/%s/metadata' % server['id'],
@@ -90,9 +107,7 @@ def test_a_live_migration_nova_fails_abandons_the_suspend_and_nothing_is_lost(cl
     woken = _woken_host(compute)
     # From here on only the scenarios' admin requests move servers.
     scenario.opt_in(compute, automation='manual')
-    host = _busiest_host(compute, woken)
-    servers = _on_host(compute, host)
-    assert len(servers) >= 2, servers
+    host, servers = _host_with_servers(cloud, compute, woken, 'drs-load-failing')
     failing = servers[0]
     _tag(compute, [failing], drs_migration_fails='1')
     since = scenario.nova_now()
@@ -160,12 +175,10 @@ def _leader(cloud, names):
     return None
 
 
-def _slow_evacuation(compute):
-    """The busiest host besides the woken one and its servers, each of which
-    now takes MIGRATION_SECONDS to live-migrate."""
-    host = _busiest_host(compute, _woken_host(compute))
-    servers = _on_host(compute, host)
-    assert len(servers) >= 2, servers
+def _slow_evacuation(cloud, compute, prefix):
+    """The busiest host besides the woken one and its servers (two or more),
+    each of which now takes MIGRATION_SECONDS to live-migrate."""
+    host, servers = _host_with_servers(cloud, compute, _woken_host(compute), prefix)
     _tag(compute, servers, drs_migration_seconds=str(MIGRATION_SECONDS))
     return host, servers
 
@@ -196,7 +209,7 @@ def test_ha_standby_finishes_the_evacuation_when_the_leader_is_killed(cloud):
     scenario.require_daemon(cloud)
     compute = scenario.compute_client(cloud)
     leader, standby = _start_ha_daemons(cloud)
-    host, servers = _slow_evacuation(compute)
+    host, servers = _slow_evacuation(cloud, compute, 'drs-load-ha')
     try:
         since = _suspend_until_first_move(compute, host, servers)
         cloud._signal(cloud.running()[leader], signal.SIGKILL)
@@ -221,7 +234,7 @@ def test_sigterm_mid_evacuation_exits_in_time_and_the_next_start_resumes(cloud):
     compute = scenario.compute_client(cloud)
     running = [n for n in cloud.running() if n.startswith('nova-loadbalancer')]
     assert len(running) == 1, running
-    host, servers = _slow_evacuation(compute)
+    host, servers = _slow_evacuation(cloud, compute, 'drs-load-sigterm')
     try:
         since = _suspend_until_first_move(compute, host, servers)
         pid = cloud.running()[running[0]]
