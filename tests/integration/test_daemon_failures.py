@@ -73,11 +73,10 @@ def _host_with_servers(cloud, compute, avoid, prefix):
     are booted there first."""
     host = _busiest_host(compute, avoid)
     servers = _on_host(compute, host)
-    if len(servers) < 2:
-        print('%s holds %d servers: %d more booted there' % (host, len(servers),
-                                                           2 - len(servers)))
-        scenario.boot_spread(cloud, compute, prefix=prefix, per_host=2 - len(servers),
-                             hosts=[host])
+    missing = 2 - len(servers)
+    if missing > 0:
+        print('%s holds %d servers: %d more booted there' % (host, len(servers), missing))
+        scenario.boot_spread(cloud, compute, prefix=prefix, per_host=missing, hosts=[host])
         servers = _on_host(compute, host)
     assert len(servers) >= 2, servers
     return host, servers
