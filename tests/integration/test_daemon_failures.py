@@ -43,6 +43,10 @@ MIGRATION_SECONDS = 8
 #: [loadbalancer] wake_timeout's minimum: the last scenario's daemon, which
 #: wakes only a host that does not come back.
 QUICK_WAKE_TIMEOUT = 30
+#: [drs_power] timeout of the silent-BMC scenario's daemon: a BMC simulator on
+#: loopback answers in well under a second, an IPMI call's child process
+#: starts in a few even on a loaded CI machine.
+QUICK_POWER_TIMEOUT = 10
 #: A server burning its whole vCPU: the trace held at its last sample (50 %)
 #: and scaled by 4 (the trace driver caps it at 100 %).
 BUSY = {'drs_trace': 'node1_planetlab_albany_edu_yale_p4p', 'drs_trace_start': '287',
@@ -425,10 +429,21 @@ def _woken_host(compute):
 def test_a_bmc_that_does_not_answer_puts_its_host_in_error_and_nothing_is_lost(cloud):
     """The suspend command and every later power status time out: the host,
     empty and disabled, is asked again each cycle and goes to error once
-    [loadbalancer] suspend_timeout (60 s here) has passed."""
+    [loadbalancer] suspend_timeout (30 s here) has passed.
+
+    The daemon is restarted with [drs_power] timeout = QUICK_POWER_TIMEOUT:
+    with the shipped 30 s, the command and the status call after it each
+    held a cycle for 30 s before the host could be declared in error."""
     scenario.require_daemon(cloud)
     compute = scenario.compute_client(cloud)
     host = _woken_host(compute)
+    quick = os.path.join(cloud.etc, 'nova-drs', 'quick-power-timeout.conf')
+    with open(quick, 'w') as handle:
+        handle.write('[drs_power]\ntimeout = %d\n' % QUICK_POWER_TIMEOUT)
+    _stop_daemons(cloud)
+    cloud.start_daemon('nova-loadbalancer-quick-power', _ha_conf(cloud), quick)
+    scenario.wait_for('a leader again',
+                      lambda: _leader(cloud, ['nova-loadbalancer-quick-power']), 90, 1)
     mute = bmc.mute_file(cloud.workdir, host)
     os.makedirs(os.path.dirname(mute), exist_ok=True)
     open(mute, 'w').close()
