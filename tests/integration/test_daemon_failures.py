@@ -158,6 +158,17 @@ def _stop_daemons(cloud):
         cloud.stop_process(name)
 
 
+def _restart_daemon_with(cloud, name, section, option, value):
+    """Every nova-loadbalancer stopped; ``name`` started on Redis with
+    ``[section] option = value`` over the HA config, once it leads."""
+    conf = os.path.join(cloud.etc, 'nova-drs', name + '.conf')
+    with open(conf, 'w') as handle:
+        handle.write('[%s]\n%s = %s\n' % (section, option, value))
+    _stop_daemons(cloud)
+    cloud.start_daemon(name, _ha_conf(cloud), conf)
+    scenario.wait_for('a leader again', lambda: _leader(cloud, [name]), 90, 1)
+
+
 def _start_ha_daemons(cloud):
     """The devstack daemon makes way for two daemons electing a leader on Redis."""
     conf = _ha_conf(cloud)
@@ -437,13 +448,8 @@ def test_a_bmc_that_does_not_answer_puts_its_host_in_error_and_nothing_is_lost(c
     scenario.require_daemon(cloud)
     compute = scenario.compute_client(cloud)
     host = _woken_host(compute)
-    quick = os.path.join(cloud.etc, 'nova-drs', 'quick-power-timeout.conf')
-    with open(quick, 'w') as handle:
-        handle.write('[drs_power]\ntimeout = %d\n' % QUICK_POWER_TIMEOUT)
-    _stop_daemons(cloud)
-    cloud.start_daemon('nova-loadbalancer-quick-power', _ha_conf(cloud), quick)
-    scenario.wait_for('a leader again',
-                      lambda: _leader(cloud, ['nova-loadbalancer-quick-power']), 90, 1)
+    _restart_daemon_with(cloud, 'nova-loadbalancer-quick-power', 'drs_power', 'timeout',
+                         QUICK_POWER_TIMEOUT)
     mute = bmc.mute_file(cloud.workdir, host)
     os.makedirs(os.path.dirname(mute), exist_ok=True)
     open(mute, 'w').close()
@@ -491,13 +497,8 @@ def test_a_host_that_does_not_come_back_goes_to_error_and_nothing_is_lost(cloud)
     # option's minimum, the error comes a minute earlier.
     for server in scenario.list_servers(compute):
         compute.delete('/servers/%s/metadata/drs_trace' % server['id'])
-    quick = os.path.join(cloud.etc, 'nova-drs', 'quick-wake-timeout.conf')
-    with open(quick, 'w') as handle:
-        handle.write('[loadbalancer]\nwake_timeout = %d\n' % QUICK_WAKE_TIMEOUT)
-    _stop_daemons(cloud)
-    cloud.start_daemon('nova-loadbalancer-quick-wake', _ha_conf(cloud), quick)
-    scenario.wait_for('a leader again',
-                      lambda: _leader(cloud, ['nova-loadbalancer-quick-wake']), 90, 1)
+    _restart_daemon_with(cloud, 'nova-loadbalancer-quick-wake', 'loadbalancer', 'wake_timeout',
+                         QUICK_WAKE_TIMEOUT)
     noboot = bmc.noboot_file(cloud.workdir, host)
     os.makedirs(os.path.dirname(noboot), exist_ok=True)
     open(noboot, 'w').close()
