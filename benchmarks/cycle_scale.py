@@ -22,8 +22,11 @@ real one: ``LoadBalancer.run_cycle`` with the real ``NovaAPI`` (keystoneauth
 Adapters) and a real DRS database (SQLite file, MariaDB or PostgreSQL on 127.0.0.1 as
 root/postgres without password; a scratch database is created and dropped), with
 ``--history`` fresh statistics samples per host and server (plus one new
-round before the steady cycle, as the collector stores). Only the power
-driver is a stub (it accepts every suspend and wake).
+round before the steady cycle, as the collector stores). Power goes through
+the daemon's own lookup (``daemon/power.py``: the driver each host record
+names, loaded by entry point): every other host has the shipped ``noop``
+driver, as for a dry run (it accepts every suspend and wake), the others
+none yet.
 
 Per N and database it prints, for the cold (first) cycle and a steady cycle
 after ``--change-pct`` % of servers changed (state flips, deletions and
@@ -79,9 +82,12 @@ import sqlalchemy as sa  # noqa: E402
 from nova_drs import conf as drs_conf  # noqa: E402
 from nova_drs.clients import nova_api  # noqa: E402
 from nova_drs.daemon import cloud_view  # noqa: E402
+from nova_drs.daemon import power as daemon_power  # noqa: E402
 from nova_drs.daemon import service  # noqa: E402
 from nova_drs.db import api as db_api  # noqa: E402
+from nova_drs.db import hosts as drs_hosts  # noqa: E402
 from nova_drs.db import migration  # noqa: E402
+from nova_drs.db import models  # noqa: E402
 from nova_drs.loadbalancer import catalog  # noqa: E402
 from nova_drs.stats import ingest  # noqa: E402
 from tests import services  # noqa: E402
@@ -337,26 +343,20 @@ def serve(hosts, delay, max_limit, ready):
 
 
 # -- the daemon side -------------------------------------------------------------
-class StubPower:
-    """Every host can be suspended and woken; commands do nothing."""
+def _noop_power_on_half_the_hosts(database, hosts):
+    """Every host registered; every other one with the ``noop`` power driver.
 
-    options = {}
-
-    def __call__(self, record):
-        return self, self
-
-    def can_suspend(self, options):
-        return True
-
-    can_wake = can_suspend
-
-    def suspend(self, target):
-        pass
-
-    wake = suspend
-
-    def status(self, target):
-        return 'on'
+    The rest have none, as hosts an operator has not given a BMC yet: the
+    cycle still asks the lookup about each of them, twice (the hard case:
+    it once rescanned the installed entry points for each).
+    """
+    drs_hosts.ensure_many(database, hosts)
+    powered = hosts[::2]
+    with database.writer() as session:
+        for start in range(0, len(powered), 500):
+            session.execute(sa.update(models.DrsHost)
+                            .where(models.DrsHost.host.in_(powered[start:start + 500]))
+                            .values(power_driver='noop'))
 
 
 def _bench(port, method='GET', **query):
@@ -495,8 +495,9 @@ def run(hosts, args, db_kind):
         conf.set_override('sync_overcommit', True, 'loadbalancer')
         _samples(database, _bench(port)['servers'], args.history,
                  conf.loadbalancer.period, args.unbalanced)
-        balancer = service.LoadBalancer(conf, _nova(port), database,
-                                        catalog.by_name('drs'), StubPower())
+        _noop_power_on_half_the_hosts(database, ['host%05d' % i for i in range(hosts)])
+        balancer = service.LoadBalancer(conf, _nova(port), database, catalog.by_name('drs'),
+                                        daemon_power.drivers_for(conf, database))
         meter = Meter(balancer, database)
         rows = []
         for label in ('cold', 'steady'):
