@@ -50,36 +50,43 @@ class Advance:
         self.still_leader = still_leader
 
     def run(self, raw, nova):
-        """Every step of this phase, in order; returns the cycle's Budget.
+        """Every step of this phase, in order; returns (the cycle's Budget,
+        whether anything was under way).
 
         The budget is counted first, from what observe read: a step below
-        may start an evacuation, which spends it.
+        may start an evacuation, which spends it. Nothing under way (no
+        admin wake test, no scale request, no host in a power transition or
+        disabled by DRS, no open move request, at observe or since) means no
+        step below changed what observe read: phase 3 then re-reads nothing.
         """
         group = self.conf.loadbalancer
         budget = budget_mod.budget_for(raw, self.orchestrator.limits,
                                        cloud_view.cluster_of_hosts(raw))
         self.lifecycle.budget = budget
         self.lifecycle.compute_nodes = cloud_view.compute_nodes_by_host(raw.hypervisors)
-        self.wake_tests()
-        scale_executor.advance_scale_requests(nova, self.db, self.conf, raw.aggregates,
-                                              raw.hypervisors)
+        wake_tests = self.wake_tests()
+        scales = scale_executor.advance_scale_requests(nova, self.db, self.conf,
+                                                       raw.aggregates, raw.hypervisors)
         with metrics.observe_phase('lifecycle'):
-            raw.faulty.update(self.lifecycles())
-        self.orchestrator.settle(raw, group.migration_timeout)
+            steps, faults = self.lifecycles()
+        raw.faulty.update(faults)
+        open_moves = self.orchestrator.settle(raw, group.migration_timeout)
         if group.sync_overcommit:
             self.sync_overcommit(raw, nova)
-        return budget
+        under_way = bool(wake_tests or scales or steps or raw.requests or open_moves)
+        return budget, under_way
 
     def lifecycles(self):
         """One lifecycle step for every host in a power transition (one query).
 
-        Returns {host: observe.HostFault}: a step that failed for one host
+        Returns (the number of hosts stepped, {host: observe.HostFault}): a
+        step that failed for one host
         (nova answered one of its requests with an error, a power driver or
         the database failed) takes that host out of this cycle and the other
         hosts' steps go on; it is retried next cycle. Only nova not answering
         at all stops the cycle.
         """
-        faults = {}
+        faults, steps = {}, 0
         records = drs_hosts.list_with_power(self.db, busy_only=True)
         self.lifecycle.targets.retain({r['host'] for r in records
                                        if r['suspend_state'] == drs_hosts.SUSPENDING})
@@ -89,8 +96,9 @@ class Advance:
                     and record['suspend_state'] == drs_hosts.ACTIVE):
                 continue
             if not self.still_leader():
-                return faults
+                return steps, faults
             host = record['host']
+            steps += 1
             try:
                 self.lifecycle.advance(record)
             except (exception.NovaRequestFailed, exception.NovaUnavailable) as exc:
@@ -106,15 +114,16 @@ class Advance:
                 faults[host] = observe.HostFault('lifecycle_error', 'lifecycle step (%s): %s'
                                                  % (record['suspend_state'], exc))
         self.lifecycle.close_abandoned_evacuations()
-        return faults
+        return steps, faults
 
     def wake_tests(self):
         """Admin wake tests: suspend + wake round trip, one phase per cycle.
 
         The request's ``result`` carries the phase, so a restarted daemon
-        picks the test up where it was.
+        picks the test up where it was. Returns how many were open.
         """
-        for request in admin_requests.open_requests(self.db, 'wake_test'):
+        tests = admin_requests.open_requests(self.db, 'wake_test')
+        for request in tests:
             record = drs_hosts.get(self.db, request['host'])
             if record is None:
                 admin_requests.update(self.db, request['id'], request['status'], 'failed',
@@ -143,6 +152,7 @@ class Advance:
                     self.db, request['id'], 'running', 'done' if passed else 'failed',
                     'suspended and woke up' if passed else
                     'suspend abandoned: %s' % record['state_reason'])
+        return len(tests)
 
     def sync_overcommit(self, raw, nova):
         """Aggregate ratios into placement, so hosts added later get them too.

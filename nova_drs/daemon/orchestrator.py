@@ -285,9 +285,11 @@ class Orchestrator:
         """Close finished requests, confirm cold ones, abort those that overran.
 
         ``view``: anything with this cycle's ``servers`` (a View or an observe.Raw).
+        Returns how many requests were open (evacuations included).
         """
         timeout = datetime.timedelta(seconds=migration_timeout)
-        for request in lb_migrations.open_requests(self.db):
+        requests = lb_migrations.open_requests(self.db)
+        for request in requests:
             if request['destination'] is None:
                 continue  # evacuation for a suspend: the host lifecycle settles it
             server = view.servers.get(request['instance_uuid'])
@@ -312,3 +314,4 @@ class Orchestrator:
             elif not task and where == request['source'] and \
                     self._now() - request['created_at'] > datetime.timedelta(seconds=30):
                 lb_migrations.finish(self.db, request['id'], 'failed')
+        return len(requests)

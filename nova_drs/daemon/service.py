@@ -119,7 +119,8 @@ class LoadBalancer:
         """One cycle; returns a summary dict (also what --dry-run prints).
 
         nova and placement are read once (incrementally after the first
-        cycle); after the lifecycle steps only what they change is re-read.
+        cycle); after the lifecycle steps only what they change is re-read,
+        and nothing when nothing was under way.
         A dry run writes nothing, not even the records of unknown hosts.
         """
         if self.coordinator is not None and not self.coordinator.is_leader():
@@ -151,15 +152,17 @@ class LoadBalancer:
         return summary
 
     def _read(self, dry_run):
-        """Phases 1 to 3: observe, advance what is under way, re-read only what
-        that changed. Returns the Raw and the cycle's Budget (None in a dry
-        run, which advances nothing and writes nothing)."""
+        """Phases 1 to 3: observe, advance what is under way, re-read what that
+        may have changed (nothing when nothing was under way: an idle cycle
+        lists nova's services once). Returns the Raw and the cycle's Budget
+        (None in a dry run, which advances nothing and writes nothing)."""
         with metrics.observe_phase('observe'):
             raw = self.observer.fetch(register_hosts=not dry_run)
         budget = None
         if not dry_run:
-            budget = self.advance.run(raw, self.nova)
-            raw = self.observer.reread_after_act(raw)
+            budget, under_way = self.advance.run(raw, self.nova)
+            if under_way:
+                raw = self.observer.reread_after_act(raw)
         raw.evacuation_targets = self.lifecycle.targets.pending()
         return raw, budget
 

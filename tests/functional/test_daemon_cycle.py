@@ -72,6 +72,23 @@ class DaemonTestBase(base.DrsFunctionalTestCase):
             self.cycle()
         self.assertEqual(state, self.state(host))
 
+    def count_service_listings(self):
+        """A list that gets, for each cycle from now on, how many times it
+        listed nova's compute services."""
+        counts, listing, run_cycle = [], self.nova.compute_services, self.balancer.run_cycle
+
+        def counted_listing():
+            counts[-1] += 1
+            return listing()
+
+        def counted_cycle(*args, **kwargs):
+            counts.append(0)
+            return run_cycle(*args, **kwargs)
+
+        self.nova.compute_services = counted_listing
+        self.balancer.run_cycle = counted_cycle
+        return counts
+
     def quiet_host1(self, server=None):
         """One nearly idle server on host1 (``server``, already there, or a new
         one), busier ones on host2 and host3."""
@@ -99,11 +116,19 @@ class TestUnderload(DaemonTestBase):
                          for host, group in servers.items() for s in group}
         daemon_support.record_load(self.drs_db, {'host1': 1.0, 'host2': 10.0, 'host3': 10.0},
                                    instance_load)
+        listings = self.count_service_listings()
         for _ in range(8):
             summary = self.cycle()
             if self.state('host1') == 'suspended':
                 break
         self.assertEqual('suspended', self.state('host1'), summary)
+        # nova's services are listed once by a cycle with nothing under way
+        # (the first), twice while moves or a suspend are (phase 3 re-reads
+        # what phase 2 changed), once again when all is done.
+        self.assertEqual(1, listings[0])
+        self.assertEqual(2, listings[1])
+        self.cycle()
+        self.assertEqual(1, listings[-1])
         self.assertEqual({'host2', 'host3'}, {self.state(h) and h for h in ('host2', 'host3')
                                               if self.state(h) == 'active'})
         self.assertEqual([], self.nova.servers_on_host('host1'))

@@ -12,6 +12,11 @@
 
 """Faults the twin injects, drawn from one seed so a run repeats exactly.
 
+Each kind draws from a stream of its own, seeded from the run's seed and
+the kind's name: a change that makes the daemon send one request more or
+less shifts the API faults, never where migrations fail, BMCs go silent or
+leadership lapses, so a seed's figures stay comparable across changes.
+
 Kinds (counted per kind in the output, ``faults``; rates are the defaults):
 
 * ``nova_5xx``: nova answers 503 to one of ``API_CALLS`` (1 %); the
@@ -89,13 +94,13 @@ class Faults:
 
     def __post_init__(self):
         self.enabled = self.seed is not None
-        self.rng = random.Random(self.seed)
+        self.streams = {kind: random.Random('%s/%s' % (self.seed, kind)) for kind in KINDS}
         self.rp_gone_seconds = RP_GONE_SECONDS
         self.counts = collections.Counter()
         self._wakes = 0
 
     def _hit(self, kind, rate):
-        if self.enabled and self.rng.random() < rate:
+        if self.enabled and self.streams[kind].random() < rate:
             self.counts[kind] += 1
             return True
         return False
@@ -125,7 +130,7 @@ class Faults:
     def provider_vanishes(self, hosts):
         """The host whose resource provider disappears now, or None."""
         if hosts and self._hit('compute_without_rp', self.rp_gone_rate):
-            return self.rng.choice(hosts)
+            return self.streams['compute_without_rp'].choice(hosts)
         return None
 
     def leader_lapses(self):

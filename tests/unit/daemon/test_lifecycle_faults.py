@@ -75,7 +75,8 @@ def balancer(database, failing):
                                    exception.NovaRequestFailed('GET /os-services: HTTP 403',
                                                                403)])
 def test_an_error_answer_for_one_host_leaves_only_that_host_out(database, error):
-    faults = balancer(database, {'h1': error}).advance.lifecycles()
+    steps, faults = balancer(database, {'h1': error}).advance.lifecycles()
+    assert steps == 2
     assert list(faults) == ['h1']
     assert faults['h1'].kind == 'nova_error'
     assert 'HTTP' in str(faults['h1'])
