@@ -64,7 +64,7 @@ class Advance:
                                        cloud_view.cluster_of_hosts(raw))
         self.lifecycle.budget = budget
         self.lifecycle.compute_nodes = cloud_view.compute_nodes_by_host(raw.hypervisors)
-        wake_tests = self.wake_tests()
+        open_tests = self.wake_tests()
         scales = scale_executor.advance_scale_requests(nova, self.db, self.conf,
                                                        raw.aggregates, raw.hypervisors)
         with metrics.observe_phase('lifecycle'):
@@ -73,7 +73,7 @@ class Advance:
         open_moves = self.orchestrator.settle(raw, group.migration_timeout)
         if group.sync_overcommit:
             self.sync_overcommit(raw, nova)
-        under_way = bool(wake_tests or scales or steps or raw.requests or open_moves)
+        under_way = bool(open_tests or scales or steps or raw.requests or open_moves)
         return budget, under_way
 
     def lifecycles(self):
