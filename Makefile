@@ -13,7 +13,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
 IN_TMPFS := tools/in-tmpfs.sh
 
 .PHONY: venv services shellcheck lint unit component functional integration integration-daemon \
-	integration-others test local-tiers \
+	integration-others test waiting-tiers local-tiers \
 	demo benchmarks \
 	config-sample docs clean venv-2026.1 venv-2025.2 unit-2026.1 unit-2025.2 component-2026.1 \
 	component-2025.2 smoke-2026.1 smoke-2025.2 older-releases \
@@ -82,20 +82,26 @@ integration-others: venv services
 	$(PYTEST) -s --durations=10 $(addprefix --ignore=,$(INTEGRATION_DAEMON)) tests/integration
 
 # Lint and docs, then four lanes at once, so that both cores stay busy: the
-# integration tier's two sessions, which mostly wait on their mini-clouds;
-# the 2026.2 tiers one after the other (unit, component, release-2026.2:
-# installing with constraints.txt changes nothing under nova, tests/release;
-# then functional); the older releases' lane, whose smoke runs one file at a
-# time. Every test makes its own databases, names and ports, so the lanes do
-# not meet. The services and shellcheck are installed first, once: apt-get
+# daemon-driven integration session; the other integration session, then the
+# component tier (both mostly wait: on a mini-cloud, on services, peers and
+# daemons' timeouts; the second session ends ~250 s before the first); the
+# 2026.2 tiers one after the other (unit, release-2026.2: installing with
+# constraints.txt changes nothing under nova, tests/release; then
+# functional, the longest, which starts sooner without the component tier
+# before it); the older releases' lane, whose smoke runs one file at a time.
+# Every test makes its own databases, names and ports, so the lanes do not
+# meet. The services and shellcheck are installed first, once: apt-get
 # cannot run twice at a time.
 test: lint docs services shellcheck
-	$(MAKE) -j4 --output-sync=target integration-daemon integration-others local-tiers \
+	$(MAKE) -j4 --output-sync=target integration-daemon waiting-tiers local-tiers \
 	  older-releases
 	@echo "make test: all tiers passed"
 
+waiting-tiers:
+	$(MAKE) -j1 --no-print-directory integration-others component
+
 local-tiers:
-	$(MAKE) -j1 --no-print-directory unit component release-2026.2 functional
+	$(MAKE) -j1 --no-print-directory unit release-2026.2 functional
 
 # The older releases nova-drs supports (issue 28): one venv per release,
 # .venv-<release>, installed through that release's constraints file
