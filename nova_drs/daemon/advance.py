@@ -80,11 +80,10 @@ class Advance:
         """One lifecycle step for every host in a power transition (one query).
 
         Returns (the number of hosts stepped, {host: observe.HostFault}): a
-        step that failed for one host
-        (nova answered one of its requests with an error, a power driver or
-        the database failed) takes that host out of this cycle and the other
-        hosts' steps go on; it is retried next cycle. Only nova not answering
-        at all stops the cycle.
+        step that failed for one host (nova answered one of its requests with
+        an error, a power driver or the database failed) takes that host out
+        of this cycle and the other hosts' steps go on; it is retried next
+        cycle. Only nova not answering at all stops the cycle.
         """
         faults, steps = {}, 0
         records = drs_hosts.list_with_power(self.db, busy_only=True)
