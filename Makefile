@@ -5,12 +5,6 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-# pip's install options for every venv of the tiers: quiet, and no byte-code
-# compiled at install. Compiling every file pip installs (nova, its tests,
-# every library: ~12,800 modules a venv) took 16 s of CPU a venv; a test
-# process compiles, once, only the modules it imports (py_compile writes them
-# into the venv like pip would).
-PIP_INSTALL := install -q --no-compile
 STAMP := $(VENV)/.installed-stamp
 DOCS_STAMP := $(VENV)/.docs-installed-stamp
 PYTEST := $(PY) -m pytest -p no:cacheprovider -p no:warnings
@@ -27,9 +21,9 @@ IN_TMPFS := tools/in-tmpfs.sh
 
 $(STAMP): requirements.txt test-requirements.txt constraints.txt setup.cfg
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) $(PIP_INSTALL) --upgrade pip
-	$(PIP) $(PIP_INSTALL) -c constraints.txt -r requirements.txt -r test-requirements.txt
-	$(PIP) $(PIP_INSTALL) -c constraints.txt --no-deps -e .
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -c constraints.txt -r requirements.txt -r test-requirements.txt
+	$(PIP) install -q -c constraints.txt --no-deps -e .
 	$(PY) tools/install-monitor-alias.py
 	touch $@
 
@@ -140,10 +134,9 @@ SMOKE_FILES := tests/functional/test_scheduler_overcommit.py \
 
 .venv-%/.installed-stamp: requirements.txt test-requirements.txt constraints-%.txt setup.cfg
 	$(PYTHON) -m venv .venv-$*
-	.venv-$*/bin/python -m pip $(PIP_INSTALL) --upgrade pip
-	.venv-$*/bin/python -m pip $(PIP_INSTALL) -c constraints-$*.txt -r requirements.txt \
-	  -r test-requirements.txt
-	.venv-$*/bin/python -m pip $(PIP_INSTALL) -c constraints-$*.txt --no-deps -e .
+	.venv-$*/bin/python -m pip install -q --upgrade pip
+	.venv-$*/bin/python -m pip install -q -c constraints-$*.txt -r requirements.txt -r test-requirements.txt
+	.venv-$*/bin/python -m pip install -q -c constraints-$*.txt --no-deps -e .
 	.venv-$*/bin/python tools/install-monitor-alias.py
 	touch $@
 
@@ -199,7 +192,7 @@ config-sample: venv
 	$(VENV)/bin/oslo-config-generator --config-file etc/nova-drs/nova-drs-config-generator.conf
 
 $(DOCS_STAMP): $(STAMP) doc/requirements.txt
-	$(PIP) $(PIP_INSTALL) -c constraints.txt -r doc/requirements.txt
+	$(PIP) install -q -c constraints.txt -r doc/requirements.txt
 	touch $@
 
 # The documentation site, doc/build/html/index.html (Sphinx; warnings are

@@ -166,10 +166,8 @@ def _ensure_venv_locked(log):
         _run([sys.executable, '-m', 'venv', VENV], 'create .venv-cloud')
         _run([python, '-m', 'pip', 'install', '-q', '--upgrade', 'pip'], 'upgrade pip')
     log('minicloud: installing the services into %s' % VENV)
-    # No byte-code compiled at install (as the Makefile's venvs): the services
-    # compile, once, the modules they import, not the ~13,700 pip installs.
-    _run([python, '-m', 'pip', 'install', '-q', '--no-compile', '-c', CONSTRAINTS]
-         + CLOUD_PACKAGES, 'pip install of the cloud services')
+    _run([python, '-m', 'pip', 'install', '-q', '-c', CONSTRAINTS] + CLOUD_PACKAGES,
+         'pip install of the cloud services')
     plugin_functions(['install_nova_drs'], _plugin_env(WORKDIR, {}))
     with open(stamp, 'w'):
         pass
