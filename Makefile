@@ -35,9 +35,8 @@ services:
 lint: venv
 	$(VENV)/bin/ruff check .
 
-# tests/component/test_devstack_shellcheck.py needs shellcheck (Debian package),
-# installed after the services: apt-get cannot run twice at a time.
-shellcheck: services
+# tests/component/test_devstack_shellcheck.py needs shellcheck (Debian package).
+shellcheck:
 	@command -v shellcheck >/dev/null || \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q shellcheck >/dev/null 2>&1 || \
 	  { apt-get update -q >/dev/null 2>&1 && \
@@ -82,11 +81,7 @@ integration-daemon: venv services
 integration-others: venv services
 	$(PYTEST) -s --durations=10 $(addprefix --ignore=,$(INTEGRATION_DAEMON)) tests/integration
 
-# First, two at a time: the services and shellcheck (apt-get, which cannot run
-# twice at a time, so one after the other), .venv then lint and docs, and the
-# older releases' first venv (.venv-2026.1), whose pip would otherwise run
-# beside the tiers while lint and docs leave a core idle. Then four lanes at
-# once, so that both cores stay busy: the
+# Lint and docs, then four lanes at once, so that both cores stay busy: the
 # daemon-driven integration session; the other integration session, then the
 # component tier (both mostly wait: on a mini-cloud, on services, peers and
 # daemons' timeouts; the second session ends ~250 s before the first); the
@@ -95,9 +90,9 @@ integration-others: venv services
 # functional, the longest, which starts sooner without the component tier
 # before it); the older releases' lane, whose smoke runs one file at a time.
 # Every test makes its own databases, names and ports, so the lanes do not
-# meet.
-test:
-	$(MAKE) -j2 --output-sync=target lint docs shellcheck venv-2026.1
+# meet. The services and shellcheck are installed first, once: apt-get
+# cannot run twice at a time.
+test: lint docs services shellcheck
 	$(MAKE) -j4 --output-sync=target integration-daemon waiting-tiers local-tiers \
 	  older-releases
 	@echo "make test: all tiers passed"
@@ -113,10 +108,8 @@ local-tiers:
 # (openstack/requirements stable/<release> upper-constraints.txt, filtered).
 # `make older-releases` (in `make test`): for each, its unit and component
 # tiers (two pytest-xdist workers, as on 2026.2), its install rule and its
-# functional smoke, as many at once as make's job slots allow (one after the
-# other alone; under `make test`'s -j4 they share its four slots); the smoke
-# one file at a time (SMOKE_JOBS=1): nova's in-process cloud beside the
-# integration tier's.
+# functional smoke, one after the other; the smoke one file at a time
+# (SMOKE_JOBS=1): nova's in-process cloud beside the integration tier's.
 RELEASES := 2026.1 2025.2
 SMOKE_JOBS ?= 2
 older-releases:
