@@ -108,8 +108,11 @@ local-tiers:
 # (openstack/requirements stable/<release> upper-constraints.txt, filtered).
 # `make older-releases` (in `make test`): for each, its unit and component
 # tiers (two pytest-xdist workers, as on 2026.2), its install rule and its
-# functional smoke, one after the other; the smoke one file at a time
-# (SMOKE_JOBS=1): nova's in-process cloud beside the integration tier's.
+# functional smoke, as many at once as make's job slots allow (one after the
+# other alone; under `make test` they share its -j4 slots: the 2025.2 smoke
+# started before that release's unit tier in the runs of 2026-12-07); the
+# smoke one file at a time (SMOKE_JOBS=1): nova's in-process cloud beside the
+# integration tier's.
 RELEASES := 2026.1 2025.2
 SMOKE_JOBS ?= 2
 older-releases:
