@@ -6,10 +6,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # uv installs every venv (.venv-cloud too, tests/integration/cloud.py): in a
 # clean-clone `make test` pip's resolving, unpacking and byte-compiling took
-# ~70 s of CPU a venv, uv ~10 s (2026-12-07). pip stays in each venv, for
-# tests/release. No byte-code at install: see PYTHONDONTWRITEBYTECODE below.
+# 68-73 s of CPU a venv, uv 11-17 s (2026-12-07, README figures). pip stays
+# in each venv, for tests/release. No byte-code at install: see below.
 UV_VERSION := 0.13.9
-UV := $(CURDIR)/$(VENV)/bin/uv
+UV := $(abspath $(VENV))/bin/uv
 UV_INSTALL := UV_LINK_MODE=copy $(UV) pip install -q
 # Every process the rules start writes the byte-code of the modules it
 # imports, once (machines that set PYTHONDONTWRITEBYTECODE=1 would have each
