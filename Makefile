@@ -13,7 +13,7 @@ UV := $(abspath $(VENV))/bin/uv
 UV_INSTALL := UV_LINK_MODE=copy $(UV) pip install -q
 # Every process the rules start writes the byte-code of the modules it
 # imports, once (machines that set PYTHONDONTWRITEBYTECODE=1 would have each
-# of the run's thousands of processes compile nova-drs, the tests and every
+# of the run's hundreds of processes compile nova-drs, the tests and every
 # module without a .pyc again, and pytest rewrite every test module again).
 unexport PYTHONDONTWRITEBYTECODE
 STAMP := $(VENV)/.installed-stamp
