@@ -69,6 +69,12 @@ DRS_API_PASTE = os.path.join(REPO_ROOT, 'etc', 'nova-drs', 'api-paste.ini')
 # nova 33 added api= and host= to the live-migration helper; nova 32's has neither.
 _LIVE_MIGRATE_TAKES_HOST = 'host' in inspect.signature(
     integrated_helpers.InstanceHelperMixin._live_migrate).parameters
+# nova 34 waits for an ERROR server's fault (wait_for_fault_key); nova 32 and 33 do not.
+_SERVER_WAIT_TAKES_FAULT_KEY = 'wait_for_fault_key' in inspect.signature(
+    integrated_helpers.InstanceHelperMixin._wait_for_server_parameter).parameters
+#: nova's helpers look at a server every 0.5 s; ours first after this, then
+#: twice as long each time, up to 0.5 s.
+FIRST_SERVER_POLL = 0.02
 
 
 def operator_options(path=OPERATOR_CONF):
@@ -159,6 +165,28 @@ class DrsFunctionalTestCase(DrsSetupMixin, integrated_helpers._IntegratedTestBas
                 server['id'], {'os-migrateLive': {'host': host, 'block_migration': 'auto'}})
             self._wait_for_migration_status(server, [migration_expected_state])
             return self._wait_for_state_change(server, server_expected_state)
+
+    def _wait_for_server_parameter(self, server, expected_params, max_retries=10, api=None,
+                                   **kwargs):
+        """nova's helper, with its deadline (``max_retries`` looks 0.5 s apart),
+        looking sooner: a fake-driver server is built in a fraction of a second,
+        and nova's first look after 0.5 s made each server a test boots cost
+        that much wall time (15 of test_daemon_cycle.py's 67 s). nova's own
+        check and failure message end the wait."""
+        client = api or getattr(self, 'admin_api', self.api)
+        wants_fault = (expected_params.get('status') == 'ERROR' and _SERVER_WAIT_TAKES_FAULT_KEY
+                       and kwargs.get('wait_for_fault_key', True))
+        deadline = time.monotonic() + max_retries * 0.5
+        pause = FIRST_SERVER_POLL
+        while time.monotonic() < deadline:
+            current = client.get_server(server['id'])
+            if all(current[key] == value for key, value in expected_params.items()) and (
+                    not wants_fault or 'fault' in current):
+                break
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+        return super()._wait_for_server_parameter(server, expected_params, max_retries=1,
+                                                  api=api, **kwargs)
 
     def _build_server(self, name=None, image_uuid=None, flavor_id=None, networks=None,
                       az=None, host=None):

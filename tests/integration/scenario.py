@@ -80,14 +80,15 @@ def compute_services(compute):
             ['services']}
 
 
-def provider_of(cloud, host):
-    placement = cloud.client('placement', raise_exc=True)
-    return placement.get('/resource_providers?name=%s' % host).json()[
-        'resource_providers'][0]['uuid']
-
-
-def allocations_of(cloud, server_id):
+def placement_view(cloud):
+    """(placement client at 1.28, {host: its resource provider}): one session
+    and one listing for a whole consistency check, whatever the servers."""
     placement = cloud.client('placement', raise_exc=True, default_microversion='1.28')
+    providers = placement.get('/resource_providers').json()['resource_providers']
+    return placement, {provider['name']: provider['uuid'] for provider in providers}
+
+
+def allocations_of(placement, server_id):
     return set(placement.get('/allocations/%s' % server_id).json()['allocations'])
 
 
@@ -130,13 +131,14 @@ def cloud_consistent(cloud, compute, expected_status='ACTIVE'):
     drs = drs_hosts(compute)
     services = compute_services(compute)
     servers = list_servers(compute, name=None)
+    placement, provider = placement_view(cloud)
     on_host = {}
     for server in servers:
         host = server['OS-EXT-SRV-ATTR:host']
         on_host.setdefault(host, []).append(server['id'])
         assert server['status'] == expected_status, server
         assert drs[host]['suspend_state'] == 'active', (host, drs[host])
-        assert allocations_of(cloud, server['id']) == {provider_of(cloud, host)}, server['id']
+        assert allocations_of(placement, server['id']) == {provider.get(host)}, server['id']
     for host, record in drs.items():
         state, service = record['suspend_state'], services[host]
         assert state in ('active', 'suspended', 'error'), (host, record)

@@ -59,16 +59,10 @@ def _host_of(server):
     return server['OS-EXT-SRV-ATTR:host']
 
 
-def _allocation_providers(cloud, server_id):
-    placement = cloud.client('placement', raise_exc=True,
-                             default_microversion='1.28')
-    return set(placement.get('/allocations/%s' % server_id).json()['allocations'])
-
-
-def _provider_of(cloud, host):
-    placement = cloud.client('placement', raise_exc=True)
-    providers = placement.get('/resource_providers?name=%s' % host).json()
-    return providers['resource_providers'][0]['uuid']
+def _allocated_on(cloud, server_id, host):
+    """Placement holds the server's allocations on ``host``'s provider only."""
+    placement, provider = scenario.placement_view(cloud)
+    return scenario.allocations_of(placement, server_id) == {provider[host]}
 
 
 def _require_daemon(cloud):
@@ -99,7 +93,7 @@ def test_boot_and_live_migrate_with_allocations_following(cloud):
     source = _host_of(server)
     assert list(server['addresses']) == ['private'], server['addresses']
     assert _port_hosts(cloud, server['id']) == [source]
-    assert _allocation_providers(cloud, server['id']) == {_provider_of(cloud, source)}
+    assert _allocated_on(cloud, server['id'], source)
 
     compute.post('/servers/%s/action' % server['id'], json={
         'os-migrateLive': {'host': None, 'block_migration': 'auto'}})
@@ -115,7 +109,7 @@ def test_boot_and_live_migrate_with_allocations_following(cloud):
     target = _host_of(moved_server)
     assert target in minicloud.COMPUTES
     scenario.wait_for('allocations of the server on %s only' % target,
-          lambda: _allocation_providers(cloud, server['id']) == {_provider_of(cloud, target)},
+          lambda: _allocated_on(cloud, server['id'], target),
           30)
     assert _port_hosts(cloud, server['id']) == [target]
     compute.delete('/servers/%s' % server['id'])
