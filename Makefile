@@ -123,9 +123,9 @@ local-tiers:
 # functional smoke, as many at once as make's job slots allow (one after the
 # other alone; under `make test` they share its -j4 slots: the 2025.2 smoke
 # started before that release's unit tier in the runs of 2026-12-07); the
-# smoke two files at a time, as the functional tier: one at a time, each smoke
-# took ~270-290 s for ~110 s of CPU in a clean-clone run, and the lane ended
-# last (2026-12-07 morning, README figures).
+# smoke two files at a time, as the functional tier: one at a time, the smokes
+# took 293 s and 264 s for ~110 s of CPU each in a clean-clone run, and the
+# lane ended last (2026-12-07 morning, README figures).
 RELEASES := 2026.1 2025.2
 older-releases:
 	@for release in $(RELEASES); do \

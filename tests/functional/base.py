@@ -171,7 +171,7 @@ class DrsFunctionalTestCase(DrsSetupMixin, integrated_helpers._IntegratedTestBas
         """nova's helper, with its deadline (``max_retries`` looks 0.5 s apart),
         looking sooner: a fake-driver server is built in a fraction of a second,
         and nova's first look after 0.5 s made each server a test boots cost
-        that much wall time (15 of test_daemon_cycle.py's 67 s). nova's own
+        that much wall time (15 s of a 76 s run of test_daemon_cycle.py). nova's own
         check and failure message end the wait."""
         client = api or getattr(self, 'admin_api', self.api)
         wants_fault = (expected_params.get('status') == 'ERROR' and _SERVER_WAIT_TAKES_FAULT_KEY
