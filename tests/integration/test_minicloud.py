@@ -62,7 +62,7 @@ def _host_of(server):
 def _allocated_on(cloud, server_id, host):
     """Placement holds the server's allocations on ``host``'s provider only."""
     placement, provider = scenario.placement_view(cloud)
-    return scenario.allocations_of(placement, server_id) == {provider[host]}
+    return scenario.allocations_of(placement, server_id) == {provider.get(host)}
 
 
 def _require_daemon(cloud):
